@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
+import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
+import { buildServer } from '../../server.js';
+import { type CliIo, openAppContext } from '../context.js';
+
+function demoBanner(demo: DemoSetup, baseUrl: string): string[] {
+  return [
+    '',
+    'Development database was empty, so a demo setup was created:',
+    `  account   ${demo.account.id} (${demo.account.name})`,
+    `  scorer    ${demo.scorer.id} (${demo.scorer.type}, threshold ${demo.scorer.threshold})`,
+    `  API key   ${demo.key}   (tier 1; shown only now)`,
+    '',
+    'Try it:',
+    `  curl -H 'X-API-KEY: ${demo.key}' ${baseUrl}/registry/signing-message`,
+    '',
+  ];
+}
+
+export function serveCommand(program: Command, io: CliIo): void {
+  program
+    .command('serve')
+    .description('Run the HTTP server (migrates the database first)')
+    .action(async () => {
+      const config = loadConfig(io.env);
+      const ctx = await openAppContext(config);
+      const demo = await ensureDemoSetup(ctx);
+      const app = await buildServer(ctx);
+      await app.listen({ port: config.port, host: config.host });
+      const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+      const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
+      if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
+      io.out(`Stampgate is serving ${baseUrl} (API docs at ${baseUrl}/docs).`);
+
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          app.log.info({ signal }, 'shutting down');
+          const forced = setTimeout(() => process.exit(1), 10_000);
+          forced.unref();
+          void app
+            .close()
+            .then(() => ctx.database.close())
+            .finally(() => resolve());
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+    });
+}

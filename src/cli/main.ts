@@ -1,0 +1,62 @@
+import { pathToFileURL } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.js';
+import { AppError } from '../errors.js';
+import { packageVersion } from '../version.js';
+import { accountsCommand } from './commands/accounts.js';
+import { keysCommand } from './commands/keys.js';
+import { migrateCommand } from './commands/migrate.js';
+import { scorersCommand } from './commands/scorers.js';
+import { serveCommand } from './commands/serve.js';
+import type { CliIo } from './context.js';
+
+const processIo: CliIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+};
+
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('stampgate')
+    .description('Stampgate: passport scoring service and public data API')
+    .version(packageVersion)
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.out(text.trimEnd()), writeErr: (text) => io.err(text.trimEnd()) });
+  serveCommand(program, io);
+  migrateCommand(program, io);
+  accountsCommand(program, io);
+  scorersCommand(program, io);
+  keysCommand(program, io);
+  for (const command of program.commands) {
+    command.exitOverride();
+    for (const sub of command.commands) sub.exitOverride();
+  }
+  return program;
+}
+
+/** Runs the CLI and returns the process exit code: 0 ok, 1 refused, 2 bad usage or configuration. */
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are printed by commander and are not failures.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof ConfigError) {
+      io.err(error.message);
+      return 2;
+    }
+    if (error instanceof AppError) {
+      io.err(`error: ${error.message}`);
+      return 1;
+    }
+    io.err(`error: ${(error as Error).message ?? String(error)}`);
+    return 1;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,22 @@
+import { InvalidArgumentError } from 'commander';
+
+export function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`"${value}" is not a positive whole number.`);
+  }
+  return Number(value);
+}
+
+export function tier(value: string): number {
+  if (!/^[1-4]$/.test(value)) throw new InvalidArgumentError(`"${value}" is not a tier; use 1, 2, 3 or 4.`);
+  return Number(value);
+}
+
+/** Collects repeated `--weight Provider=1.5` options into an object. */
+export function weightEntry(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.lastIndexOf('=');
+  if (at <= 0 || at === value.length - 1) {
+    throw new InvalidArgumentError(`"${value}" is not PROVIDER=WEIGHT (for example Google=1.5).`);
+  }
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}

@@ -1,0 +1,194 @@
+/**
+ * Environment → one validated, typed configuration object. Every variable is
+ * declared once in `settings`; the README's configuration table and the
+ * `stampgate config` command are generated from the same list, so they cannot drift.
+ */
+
+export type Environment = 'development' | 'production';
+
+export interface Config {
+  env: Environment;
+  port: number;
+  host: string;
+  databaseUrl: string;
+  publicBaseUrl: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  dataDir: string;
+  bodyLimitBytes: number;
+  nonceTtlSeconds: number;
+  apiKeyCacheTtlMs: number;
+  rateLimitTier4: number;
+  rateLimitWindowMs: number;
+}
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  name: string;
+  description: string;
+  /** Shown in the README; `undefined` means "unset". */
+  defaultText: string;
+  parse: (raw: string | undefined, env: NodeJS.ProcessEnv) => Config[K];
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+class BadValue extends Error {}
+
+function integer(name: string, min: number, max: number, fallback: number) {
+  return (raw: string | undefined): number => {
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw.trim())) throw new BadValue(`${name}=${JSON.stringify(raw)} is not a whole number`);
+    const value = Number(raw.trim());
+    if (value < min || value > max) throw new BadValue(`${name}=${raw} must be between ${min} and ${max}`);
+    return value;
+  };
+}
+
+function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T) {
+  return (raw: string | undefined): T => {
+    if (raw === undefined || raw === '') return fallback;
+    const value = raw.trim().toLowerCase() as T;
+    if (!allowed.includes(value)) {
+      throw new BadValue(`${name}=${JSON.stringify(raw)} must be one of: ${allowed.join(', ')}`);
+    }
+    return value;
+  };
+}
+
+function databaseUrl(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'sqlite:./data/stampgate.sqlite';
+  const value = raw.trim();
+  if (/^postgres(ql)?:\/\/.+/.test(value) || /^sqlite:.+/.test(value)) return value;
+  throw new BadValue(
+    `DATABASE_URL=${JSON.stringify(raw)} must start with postgres:// (PostgreSQL) or sqlite: (for example sqlite:./data/stampgate.sqlite or sqlite::memory:)`,
+  );
+}
+
+function publicBaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new BadValue(`PUBLIC_BASE_URL=${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new BadValue(`PUBLIC_BASE_URL=${JSON.stringify(raw)} must use http or https`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+const settings: { [K in keyof Config]: Setting<K> } = {
+  env: {
+    key: 'env',
+    name: 'STAMPGATE_ENV',
+    description:
+      '`development` (demo account on first start, development issuer trusted) or `production` (creates nothing, prints no secrets)',
+    defaultText: 'development',
+    parse: oneOf('STAMPGATE_ENV', ['development', 'production'] as const, 'development'),
+  },
+  port: {
+    key: 'port',
+    name: 'PORT',
+    description: 'TCP port the HTTP server listens on',
+    defaultText: '8000',
+    parse: integer('PORT', 0, 65535, 8000),
+  },
+  host: {
+    key: 'host',
+    name: 'HOST',
+    description: 'Interface the HTTP server binds to (`127.0.0.1` keeps it local)',
+    defaultText: '0.0.0.0',
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? '0.0.0.0' : raw.trim()),
+  },
+  databaseUrl: {
+    key: 'databaseUrl',
+    name: 'DATABASE_URL',
+    description: '`sqlite:<file>` for the embedded database, or `postgres://user@host:5432/db` for PostgreSQL',
+    defaultText: 'sqlite:./data/stampgate.sqlite',
+    parse: databaseUrl,
+  },
+  publicBaseUrl: {
+    key: 'publicBaseUrl',
+    name: 'PUBLIC_BASE_URL',
+    description: 'Absolute URL clients reach this server at (used in pagination links); unset = taken from the request',
+    defaultText: '(unset)',
+    parse: publicBaseUrl,
+  },
+  logLevel: {
+    key: 'logLevel',
+    name: 'LOG_LEVEL',
+    description: 'pino log level: fatal, error, warn, info, debug, trace or silent',
+    defaultText: 'info',
+    parse: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+  },
+  dataDir: {
+    key: 'dataDir',
+    name: 'DATA_DIR',
+    description: 'Directory for local state (the SQLite file by default, the development issuer key)',
+    defaultText: './data',
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? './data' : raw.trim()),
+  },
+  bodyLimitBytes: {
+    key: 'bodyLimitBytes',
+    name: 'BODY_LIMIT_BYTES',
+    description: 'Largest request body accepted; larger bodies get 413',
+    defaultText: '1048576',
+    parse: integer('BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024, 1024 * 1024),
+  },
+  nonceTtlSeconds: {
+    key: 'nonceTtlSeconds',
+    name: 'NONCE_TTL_SECONDS',
+    description: 'How long a nonce from `GET /registry/signing-message` can be used',
+    defaultText: '600',
+    parse: integer('NONCE_TTL_SECONDS', 10, 86_400, 600),
+  },
+  apiKeyCacheTtlMs: {
+    key: 'apiKeyCacheTtlMs',
+    name: 'API_KEY_CACHE_TTL_MS',
+    description: 'How long a looked-up API key is reused from memory; also the longest a revoked key keeps working (0 disables)',
+    defaultText: '5000',
+    parse: integer('API_KEY_CACHE_TTL_MS', 0, 600_000, 5000),
+  },
+  rateLimitTier4: {
+    key: 'rateLimitTier4',
+    name: 'RATE_LIMIT_TIER4',
+    description: 'Requests per window for tier-4 keys (tiers 1–3 are fixed at 125, 350 and 2000)',
+    defaultText: '10000',
+    parse: integer('RATE_LIMIT_TIER4', 2001, 100_000_000, 10_000),
+  },
+  rateLimitWindowMs: {
+    key: 'rateLimitWindowMs',
+    name: 'RATE_LIMIT_WINDOW_MS',
+    description: 'Length of the rate-limit window',
+    defaultText: '900000 (15 minutes)',
+    parse: integer('RATE_LIMIT_WINDOW_MS', 1000, 86_400_000, 900_000),
+  },
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const config: Partial<Config> = {};
+  for (const setting of Object.values(settings) as Setting<keyof Config>[]) {
+    try {
+      (config as Record<string, unknown>)[setting.key] = setting.parse(env[setting.name], env);
+    } catch (error) {
+      if (!(error instanceof BadValue)) throw error;
+      problems.push(error.message);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config as Config;
+}
+
+/** The documented variables, in declaration order: name, default, description. */
+export function describeSettings(): { name: string; defaultText: string; description: string }[] {
+  return Object.values(settings).map(({ name, defaultText, description }) => ({ name, defaultText, description }));
+}

@@ -1,0 +1,43 @@
+/**
+ * Every refusal the service can give, with its HTTP status. Domain code throws
+ * `AppError` with one of these codes; the error handler in http/errors.ts is the only place
+ * that turns errors into the `{"detail","code"}` body.
+ */
+export const errorStatus = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_address: 400,
+  invalid_limit: 400,
+  invalid_offset: 400,
+  invalid_timestamp: 400,
+  invalid_signature: 400,
+  invalid_nonce: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  permission_denied: 403,
+  not_found: 404,
+  scorer_not_found: 404,
+  not_submitted: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  not_ready: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, headers: Record<string, string> = {}) {
+    super(detail);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = errorStatus[code];
+    this.headers = headers;
+  }
+}

@@ -1,0 +1,106 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { AppError, type ErrorCode } from '../errors.js';
+
+export { AppError };
+
+export const ErrorBody = Type.Object(
+  {
+    detail: Type.String({ description: 'A sentence for a person.' }),
+    code: Type.String({ description: 'A snake_case machine-readable code.' }),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+
+/** Response schemas for the given error statuses, for a route's `schema.response`. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of statuses) out[status] = Type.Ref(ErrorBody);
+  return out;
+}
+
+// Which bad field gets which specific code; any other schema violation is `invalid_request`.
+const fieldCodes: Record<string, ErrorCode> = {
+  address: 'invalid_address',
+  limit: 'invalid_limit',
+  offset: 'invalid_offset',
+  last_score_timestamp_gt: 'invalid_timestamp',
+  last_score_timestamp_gte: 'invalid_timestamp',
+  last_score_timestamp__gt: 'invalid_timestamp',
+  last_score_timestamp__gte: 'invalid_timestamp',
+};
+
+function describeValidationError(error: FastifyError): AppError {
+  const first = error.validation?.[0];
+  const params = (first?.params ?? {}) as Record<string, unknown>;
+  const field =
+    (typeof params.missingProperty === 'string' && params.missingProperty) ||
+    (typeof params.additionalProperty === 'string' && params.additionalProperty) ||
+    (first?.instancePath ?? '').split('/').filter(Boolean)[0] ||
+    '';
+  const where = error.validationContext ?? 'request';
+  const code = fieldCodes[field] ?? 'invalid_request';
+  if (code === 'invalid_address') {
+    return new AppError(code, `"${field}" must be 0x followed by 40 hexadecimal digits.`);
+  }
+  if (code === 'invalid_limit') return new AppError(code, 'limit must be an integer from 0 to 1000.');
+  if (code === 'invalid_offset') return new AppError(code, 'offset must be a non-negative integer.');
+  if (code === 'invalid_timestamp') {
+    return new AppError(code, `${field} must be an ISO 8601 date-time.`);
+  }
+  const message = first?.message ?? 'is invalid';
+  if (first?.keyword === 'required') {
+    return new AppError(code, `The ${where} is missing the required field "${field}".`);
+  }
+  if (first?.keyword === 'additionalProperties') {
+    return new AppError(code, `The ${where} has an unknown field "${field}".`);
+  }
+  return new AppError(code, field ? `The ${where} field "${field}" ${message}.` : `The ${where} ${message}.`);
+}
+
+// Errors Fastify itself raises for transport-level problems.
+const fastifyCodes: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'The request body is larger than this server accepts.'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Send the request body as application/json.'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_json', 'The request body is empty but its content type is JSON.'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_json', 'The request body is not valid JSON.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'The Content-Length header does not match the body.'],
+};
+
+export function toAppError(error: unknown): AppError | null {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError?.validation) return describeValidationError(fastifyError);
+  const known = fastifyError?.code ? fastifyCodes[fastifyError.code] : undefined;
+  if (known) return new AppError(known[0], known[1]);
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new AppError('invalid_json', 'The request body is not valid JSON.');
+  }
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413) return new AppError('payload_too_large', 'The request body is larger than this server accepts.');
+    if (status === 415) return new AppError('unsupported_media_type', 'Send the request body as application/json.');
+    return new AppError('invalid_request', 'The request could not be understood.');
+  }
+  return null;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.addSchema(ErrorBody);
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError) {
+      request.log.info({ code: appError.code }, appError.message);
+      return reply.code(appError.status).headers(appError.headers).send({ detail: appError.message, code: appError.code });
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return reply
+      .code(500)
+      .send({ detail: 'Something went wrong on our side; the error has been logged.', code: 'internal_error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ detail: `There is no ${request.method} ${request.url.split('?')[0]} here.`, code: 'not_found' });
+  });
+}

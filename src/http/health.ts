@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { Database } from '../db/connection.js';
+import { pendingMigrations } from '../db/migrate.js';
+import { AppError } from '../errors.js';
+import { errorResponses } from './errors.js';
+
+const HealthBody = Type.Object({ status: Type.Literal('ok') });
+
+export function registerHealthRoutes(app: FastifyInstance, database: Database): void {
+  app.get(
+    '/health/live',
+    { schema: { tags: ['health'], summary: 'The process is up', response: { 200: HealthBody } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/health/ready',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'The database is reachable and its schema is current',
+        response: { 200: HealthBody, ...errorResponses(503) },
+      },
+    },
+    async (request) => {
+      let pending: string[];
+      try {
+        await sql`select 1`.execute(database.db);
+        pending = await pendingMigrations(database);
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed');
+        throw new AppError('not_ready', 'The database is not reachable.');
+      }
+      if (pending.length > 0) throw new AppError('not_ready', 'Database migrations are pending.');
+      return { status: 'ok' as const };
+    },
+  );
+}

@@ -1,0 +1,33 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Stampgate',
+        version,
+        description:
+          'Passport scoring service (`/registry/…`, authenticated with `X-API-KEY`) and the public data API. ' +
+          'Every error is `{"detail","code"}`.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+        },
+      },
+      tags: [
+        { name: 'scoring', description: 'Passport scoring service' },
+        { name: 'health', description: 'Liveness and readiness' },
+      ],
+    },
+    refResolver: {
+      // Shared schemas keep their $id as the component name (e.g. `ErrorBody`).
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+}

@@ -1,0 +1,40 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Tier } from '../scoring/api-keys.js';
+
+export interface RateLimitSettings {
+  windowMs: number;
+  tier4: number;
+}
+
+export function tierBudget(tier: Tier, settings: RateLimitSettings): number {
+  switch (tier) {
+    case 1:
+      return 125;
+    case 2:
+      return 350;
+    case 3:
+      return 2000;
+    case 4:
+      return settings.tier4;
+  }
+}
+
+/**
+ * One budget per API key across every route of the scope it is registered in.
+ * It runs at `preParsing`, after authentication, so that requests with bad
+ * bodies still spend budget and unauthenticated ones never touch a key's.
+ */
+export async function registerKeyRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'preParsing',
+    timeWindow: settings.windowMs,
+    enableDraftSpec: true,
+    keyGenerator: (request: FastifyRequest) => `key:${request.caller?.keyId ?? 'anonymous'}`,
+    max: (request: FastifyRequest) => tierBudget(request.caller?.tier ?? 1, settings),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(settings.windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),
+  });
+}

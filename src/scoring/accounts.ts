@@ -1,0 +1,146 @@
+import { AppError } from '../errors.js';
+import type { AccountsRepository, ScorerRow } from './accounts.repository.js';
+
+export type ScorerType = 'weighted' | 'binary';
+
+export interface Scorer {
+  id: number;
+  accountId: number;
+  name: string;
+  type: ScorerType;
+  threshold: string;
+  weights: Record<string, string>;
+  requiresSignature: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Account {
+  id: number;
+  name: string;
+  createdAt: Date;
+}
+
+export interface ScorerSettings {
+  name?: string;
+  type?: string;
+  threshold?: string;
+  weights?: Record<string, string>;
+  requiresSignature?: boolean;
+}
+
+const decimalPattern = /^\d+(\.\d+)?$/;
+const defaultThreshold = '20';
+
+export function toScorer(row: ScorerRow): Scorer {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    type: row.type,
+    threshold: row.threshold,
+    weights: JSON.parse(row.weights) as Record<string, string>,
+    requiresSignature: row.requires_signature === 1,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function checkName(name: string, what: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) {
+    throw new AppError('invalid_request', `The ${what} name must be 1 to 200 characters.`);
+  }
+  return trimmed;
+}
+
+function checkType(type: string): ScorerType {
+  if (type !== 'weighted' && type !== 'binary') {
+    throw new AppError('invalid_request', `Scorer type must be "weighted" or "binary", not "${type}".`);
+  }
+  return type;
+}
+
+function checkThreshold(threshold: string): string {
+  if (!decimalPattern.test(threshold)) {
+    throw new AppError('invalid_request', `Threshold must be a non-negative decimal number such as 20 or 15.5, not "${threshold}".`);
+  }
+  return threshold;
+}
+
+function checkWeights(weights: Record<string, string>): Record<string, string> {
+  for (const [provider, weight] of Object.entries(weights)) {
+    if (provider.trim() === '') throw new AppError('invalid_request', 'A weight override names an empty provider.');
+    if (typeof weight !== 'string' || !decimalPattern.test(weight)) {
+      throw new AppError('invalid_request', `The weight of ${provider} must be a non-negative decimal number.`);
+    }
+  }
+  return weights;
+}
+
+export function accountService(repo: AccountsRepository, clock: () => number = Date.now) {
+  return {
+    async createAccount(name: string): Promise<Account> {
+      const row = await repo.insertAccount(checkName(name, 'account'), clock());
+      return { id: row.id, name: row.name, createdAt: new Date(row.created_at) };
+    },
+
+    async listAccounts(): Promise<Account[]> {
+      const rows = await repo.listAccounts();
+      return rows.map((row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at) }));
+    },
+
+    async hasAnyAccount(): Promise<boolean> {
+      return (await repo.countAccounts()) > 0;
+    },
+
+    async createScorer(accountId: number, settings: ScorerSettings & { name: string }): Promise<Scorer> {
+      if (!(await repo.findAccount(accountId))) throw new AppError('not_found', `There is no account ${accountId}.`);
+      const now = clock();
+      const row = await repo.insertScorer({
+        account_id: accountId,
+        name: checkName(settings.name, 'scorer'),
+        type: checkType(settings.type ?? 'weighted'),
+        threshold: checkThreshold(settings.threshold ?? defaultThreshold),
+        weights: JSON.stringify(checkWeights(settings.weights ?? {})),
+        requires_signature: settings.requiresSignature ? 1 : 0,
+        created_at: now,
+        updated_at: now,
+      });
+      return toScorer(row);
+    },
+
+    async updateScorer(id: number, settings: ScorerSettings): Promise<Scorer> {
+      const changes: Parameters<AccountsRepository['updateScorer']>[1] = { updated_at: clock() };
+      if (settings.name !== undefined) changes.name = checkName(settings.name, 'scorer');
+      if (settings.type !== undefined) changes.type = checkType(settings.type);
+      if (settings.threshold !== undefined) changes.threshold = checkThreshold(settings.threshold);
+      if (settings.weights !== undefined) changes.weights = JSON.stringify(checkWeights(settings.weights));
+      if (settings.requiresSignature !== undefined) changes.requires_signature = settings.requiresSignature ? 1 : 0;
+      const row = await repo.updateScorer(id, changes);
+      if (!row) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
+      return toScorer(row);
+    },
+
+    async getScorer(id: number): Promise<Scorer> {
+      const row = await repo.findScorer(id);
+      if (!row) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
+      return toScorer(row);
+    },
+
+    async listScorers(accountId?: number): Promise<Scorer[]> {
+      return (await repo.listScorers(accountId)).map(toScorer);
+    },
+
+    /** The scorer if it exists and belongs to the account; otherwise not found (never "forbidden"). */
+    async scorerOfAccount(scorerId: number, accountId: number): Promise<Scorer> {
+      const row = await repo.findScorer(scorerId);
+      if (!row || row.account_id !== accountId) {
+        throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
+      }
+      return toScorer(row);
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof accountService>;

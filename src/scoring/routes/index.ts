@@ -1,0 +1,12 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../app-context.js';
+import { apiKeyAuthentication } from '../../http/auth.js';
+import { registerKeyRateLimit } from '../../http/rate-limit.js';
+import { signingMessageRoute } from './signing-message.js';
+
+/** The scoring service: every route here needs an API key and spends its rate budget. */
+export async function scoringRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
+  await registerKeyRateLimit(app, { windowMs: ctx.config.rateLimitWindowMs, tier4: ctx.config.rateLimitTier4 });
+  signingMessageRoute(app, ctx);
+}
