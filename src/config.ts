@@ -62,8 +62,8 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
   };
 }
 
-function databaseUrl(raw: string | undefined): string {
-  if (raw === undefined || raw === '') return 'sqlite:./data/stampgate.sqlite';
+function databaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (raw === undefined || raw === '') return `sqlite:${(env.DATA_DIR ?? '').trim() || './data'}/stampgate.sqlite`;
   const value = raw.trim();
   if (/^postgres(ql)?:\/\/.+/.test(value) || /^sqlite:.+/.test(value)) return value;
   throw new BadValue(
@@ -112,7 +112,7 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     key: 'databaseUrl',
     name: 'DATABASE_URL',
     description: '`sqlite:<file>` for the embedded database, or `postgres://user@host:5432/db` for PostgreSQL',
-    defaultText: 'sqlite:./data/stampgate.sqlite',
+    defaultText: 'sqlite:<DATA_DIR>/stampgate.sqlite',
     parse: databaseUrl,
   },
   publicBaseUrl: {

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { loadConfig } from '../../src/config.js';
+import { buildServer } from '../../src/server.js';
+import { type DatabaseKind, openMigratedTestDatabase, type TestDatabase } from './databases.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  test: TestDatabase;
+  close(): Promise<void>;
+}
+
+/** A server on a fresh, migrated database of the given kind, for `app.inject`. */
+export async function createTestApp(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestApp> {
+  const { test, database } = await openMigratedTestDatabase(kind);
+  const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', ...env, DATABASE_URL: test.url });
+  const ctx = createAppContext(config, database);
+  const app = await buildServer(ctx, { logger: false });
+  await app.ready();
+  return {
+    app,
+    ctx,
+    test,
+    close: async () => {
+      await app.close();
+      await database.close();
+      await test.drop();
+    },
+  };
+}
+
+/** An account with a scorer and a key, the usual starting point of an HTTP test. */
+export async function seedAccount(ctx: AppContext, options: { tier?: number; canSubmit?: boolean; canRead?: boolean; type?: 'weighted' | 'binary' } = {}) {
+  const account = await ctx.accounts.createAccount('Test account');
+  const scorer = await ctx.accounts.createScorer(account.id, { name: 'Test scorer', type: options.type ?? 'weighted' });
+  const { key, apiKey } = await ctx.apiKeys.create(account.id, {
+    tier: options.tier ?? 1,
+    canSubmit: options.canSubmit,
+    canRead: options.canRead,
+  });
+  return { account, scorer, key, apiKey };
+}

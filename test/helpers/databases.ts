@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+/** The databases every data-layer and HTTP test runs against. */
+export const databaseKinds: DatabaseKind[] = inject('postgresUrl') ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export interface TestDatabase {
+  kind: DatabaseKind;
+  /** A DATABASE_URL that opens this same database (for the CLI and extra connections). */
+  url: string;
+  /** A fresh connection to it, migrated. */
+  open(): Database;
+  drop(): Promise<void>;
+}
+
+/** An empty, isolated database: a temporary SQLite file, or a new PostgreSQL schema. */
+export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'stampgate-test-'));
+    const url = `sqlite:${join(dir, 'test.sqlite')}`;
+    return {
+      kind,
+      url,
+      open: () => openDatabase(url),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const base = inject('postgresUrl');
+  if (!base) throw new Error('PostgreSQL is not available in this run');
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`create schema ${schema}`);
+  await client.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    kind,
+    url: url.toString(),
+    open: () => openDatabase(url.toString(), { poolSize: 5 }),
+    drop: async () => {
+      const dropper = new pg.Client({ connectionString: base });
+      await dropper.connect();
+      await dropper.query(`drop schema if exists ${schema} cascade`);
+      await dropper.end();
+    },
+  };
+}
+
+/** Creates, opens and migrates a test database in one step. */
+export async function openMigratedTestDatabase(kind: DatabaseKind): Promise<{ test: TestDatabase; database: Database }> {
+  const test = await createTestDatabase(kind);
+  const database = test.open();
+  await migrateToLatest(database);
+  return { test, database };
+}
