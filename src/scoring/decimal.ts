@@ -38,7 +38,7 @@ export function parseDecimal(text: string): Big {
 
 /** Exact sum; the empty sum is 0. */
 export function sumDecimals(values: Iterable<Big>): Big {
-  let total = new Big(0);
+  let total = new Big('0');
   for (const value of values) total = total.plus(value);
   return total;
 }
@@ -64,5 +64,5 @@ export function formatScore(value: Big): string {
 }
 
 function withoutNegativeZero(value: Big, text: string): string {
-  return value.eq(0) && text.startsWith('-') ? text.slice(1) : text;
+  return value.eq('0') && text.startsWith('-') ? text.slice(1) : text;
 }
