@@ -4,22 +4,71 @@ import { accountService } from './scoring/accounts.js';
 import { accountsRepository } from './scoring/accounts.repository.js';
 import { apiKeyService } from './scoring/api-keys.js';
 import { apiKeysRepository } from './scoring/api-keys.repository.js';
+import { loadCatalogue } from './scoring/catalogue.js';
+import { CredentialVerifier } from './scoring/credentials.js';
+import { issuerDidFromPrivateKey, loadOrCreateIssuerKey } from './scoring/dev-issuer.js';
+import { trustedIssuerService } from './scoring/issuers.js';
+import { issuersRepository } from './scoring/issuers.repository.js';
 import { nonceService } from './scoring/nonces.js';
 import { noncesRepository } from './scoring/nonces.repository.js';
+import { scorePassport } from './scoring/passport-scoring.js';
+import { scoringJobsRepository } from './scoring/scoring-jobs.repository.js';
+import { ScoringWorker } from './scoring/scoring-worker.js';
+import { scoreService } from './scoring/scores.js';
+import { scoresRepository } from './scoring/scores.repository.js';
+import { stampService } from './scoring/stamps.js';
+import { stampsRepository } from './scoring/stamps.repository.js';
+
+// How often a waiting submission re-reads its score when no local worker reports.
+const submitPollMs = 50;
 
 /**
  * Wires repositories into domain services once per process. The HTTP server,
  * the CLI and workers all use the same context, so they share one behaviour.
  */
-export function createAppContext(config: Config, database: Database) {
-  const accounts = accountsRepository(database.db);
+export async function createAppContext(config: Config, database: Database) {
+  const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
+  // The development issuer exists only in development; production never creates or trusts it.
+  const devIssuerKey = config.env === 'development' ? await loadOrCreateIssuerKey(config.dataDir) : null;
+  const accountsRepo = accountsRepository(database.db);
+  const accounts = accountService(accountsRepo, { scorerCacheTtlMs: config.apiKeyCacheTtlMs });
+  const issuers = trustedIssuerService(issuersRepository(database.db), {
+    configured: config.trustedIssuers,
+    developmentIssuer: devIssuerKey ? issuerDidFromPrivateKey(devIssuerKey) : null,
+    cacheTtlMs: config.apiKeyCacheTtlMs,
+  });
+  const stampsRepo = stampsRepository(database.db);
+  const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize });
+  const jobs = scoringJobsRepository(database);
+  const worker = new ScoringWorker(
+    jobs,
+    (scorerId, address, now) => scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now),
+    {
+      concurrency: config.scoringConcurrency,
+      leaseMs: config.scoringLeaseMs,
+      pollMs: config.scoringPollMs,
+      maxAttempts: config.scoringMaxAttempts,
+      backoffBaseMs: config.scoringBackoffMs,
+    },
+  );
   return {
     config,
     database,
-    accounts: accountService(accounts),
-    apiKeys: apiKeyService(apiKeysRepository(database.db), accounts, { ttlMs: config.apiKeyCacheTtlMs }),
+    catalogue,
+    verifier,
+    devIssuerKey,
+    accounts,
+    apiKeys: apiKeyService(apiKeysRepository(database.db), accountsRepo, { ttlMs: config.apiKeyCacheTtlMs }),
     nonces: nonceService(noncesRepository(database.db), config.nonceTtlSeconds),
+    issuers,
+    stamps: stampService(stampsRepo, verifier, issuers),
+    jobs,
+    worker,
+    scores: scoreService(scoresRepository(database.db), jobs, worker, {
+      submitWaitMs: config.submitWaitMs,
+      waitPollMs: submitPollMs,
+    }),
   };
 }
 
-export type AppContext = ReturnType<typeof createAppContext>;
+export type AppContext = Awaited<ReturnType<typeof createAppContext>>;

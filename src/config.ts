@@ -19,6 +19,15 @@ export interface Config {
   apiKeyCacheTtlMs: number;
   rateLimitTier4: number;
   rateLimitWindowMs: number;
+  trustedIssuers: string[];
+  stampCatalogueFile: string | null;
+  credentialCacheSize: number;
+  submitWaitMs: number;
+  scoringConcurrency: number;
+  scoringLeaseMs: number;
+  scoringPollMs: number;
+  scoringMaxAttempts: number;
+  scoringBackoffMs: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -171,7 +180,78 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     defaultText: '900000 (15 minutes)',
     parse: integer('RATE_LIMIT_WINDOW_MS', 1000, 86_400_000, 900_000),
   },
+  trustedIssuers: {
+    key: 'trustedIssuers',
+    name: 'TRUSTED_ISSUERS',
+    description: 'Comma-separated issuer DIDs (`did:ethr:0x…`) whose stamps count; more can be added with `stampgate issuers add`',
+    defaultText: '(none)',
+    parse: issuerList,
+  },
+  stampCatalogueFile: {
+    key: 'stampCatalogueFile',
+    name: 'STAMP_CATALOGUE_FILE',
+    description: 'JSON stamp catalogue (platforms, stamps, default weights) replacing the shipped one; a malformed file stops start-up',
+    defaultText: '(shipped catalogue)',
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : raw.trim()),
+  },
+  credentialCacheSize: {
+    key: 'credentialCacheSize',
+    name: 'CREDENTIAL_CACHE_SIZE',
+    description: 'How many credential verification results are kept in memory (by credential digest)',
+    defaultText: '50000',
+    parse: integer('CREDENTIAL_CACHE_SIZE', 0, 10_000_000, 50_000),
+  },
+  submitWaitMs: {
+    key: 'submitWaitMs',
+    name: 'SUBMIT_WAIT_MS',
+    description: 'How long `POST /registry/submit-passport` waits for the score before answering `PROCESSING`',
+    defaultText: '1000',
+    parse: integer('SUBMIT_WAIT_MS', 0, 55_000, 1000),
+  },
+  scoringConcurrency: {
+    key: 'scoringConcurrency',
+    name: 'SCORING_CONCURRENCY',
+    description: 'Scoring jobs one worker runs at the same time',
+    defaultText: '4',
+    parse: integer('SCORING_CONCURRENCY', 1, 256, 4),
+  },
+  scoringLeaseMs: {
+    key: 'scoringLeaseMs',
+    name: 'SCORING_LEASE_MS',
+    description: "How long a worker's claim on a job lasts; a job of a dead worker is taken over after it",
+    defaultText: '30000',
+    parse: integer('SCORING_LEASE_MS', 100, 3_600_000, 30_000),
+  },
+  scoringPollMs: {
+    key: 'scoringPollMs',
+    name: 'SCORING_POLL_MS',
+    description: 'How often an idle worker looks for jobs (submissions in the same process wake it at once)',
+    defaultText: '500',
+    parse: integer('SCORING_POLL_MS', 10, 60_000, 500),
+  },
+  scoringMaxAttempts: {
+    key: 'scoringMaxAttempts',
+    name: 'SCORING_MAX_ATTEMPTS',
+    description: 'Attempts at a failing scoring job before its score is set to `ERROR`',
+    defaultText: '5',
+    parse: integer('SCORING_MAX_ATTEMPTS', 1, 100, 5),
+  },
+  scoringBackoffMs: {
+    key: 'scoringBackoffMs',
+    name: 'SCORING_BACKOFF_MS',
+    description: 'Delay before the first retry of a failed job; it doubles with each further attempt',
+    defaultText: '1000',
+    parse: integer('SCORING_BACKOFF_MS', 0, 3_600_000, 1000),
+  },
 };
+
+function issuerList(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const dids = raw.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+  const bad = dids.filter((d) => !/^did:ethr:0x[0-9a-f]{40}$/.test(d));
+  if (bad.length > 0) throw new BadValue(`TRUSTED_ISSUERS has ${bad.map((d) => JSON.stringify(d)).join(', ')}, not of the form did:ethr:0x<40 hex digits>`);
+  return [...new Set(dids)];
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];

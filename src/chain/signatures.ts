@@ -9,6 +9,7 @@ import { bytesToHex, hashMessage, keccak256, toBytes, type Address, type Hex } f
 
 export type SignatureErrorCode =
   | 'malformed_hash'
+  | 'malformed_message'
   | 'malformed_signature'
   | 'invalid_recovery_id'
   | 'non_canonical_signature'
@@ -97,7 +98,7 @@ export function recoverAddressFromHash(hash: Uint8Array | Hex, signature: Hex | 
 
 /** The signer of an EIP-191 `personal_sign` signature over the UTF-8 `message`. */
 export function recoverPersonalSignAddress(message: string, signature: Hex | Uint8Array): Address {
-  if (typeof message !== 'string') throw new SignatureError('malformed_hash', 'message must be a string');
+  if (typeof message !== 'string') throw new SignatureError('malformed_message', 'message must be a string');
   return recoverAddressFromHash(hashMessage(message, 'bytes'), signature);
 }
 

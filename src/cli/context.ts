@@ -27,7 +27,12 @@ export async function openAppContext(config: Config): Promise<AppContext> {
     await database.close();
     throw error;
   }
-  return createAppContext(config, database);
+  try {
+    return await createAppContext(config, database);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 }
 
 /** Prints `value` as JSON with `--json`, otherwise the human lines. */

@@ -4,10 +4,14 @@ import { ConfigError } from '../config.js';
 import { AppError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { accountsCommand } from './commands/accounts.js';
+import { credentialsCommand } from './commands/credentials.js';
+import { issuersCommand } from './commands/issuers.js';
 import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { scorersCommand } from './commands/scorers.js';
 import { serveCommand } from './commands/serve.js';
+import { stampsCommand } from './commands/stamps.js';
+import { workerCommand } from './commands/worker.js';
 import type { CliIo } from './context.js';
 
 const processIo: CliIo = {
@@ -27,6 +31,10 @@ export function buildProgram(io: CliIo): Command {
   accountsCommand(program, io);
   scorersCommand(program, io);
   keysCommand(program, io);
+  issuersCommand(program, io);
+  stampsCommand(program, io);
+  credentialsCommand(program, io);
+  workerCommand(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

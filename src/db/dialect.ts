@@ -18,3 +18,12 @@ export function withIdColumn<T extends string>(
 
 /** Epoch-millisecond columns: `bigint` on PostgreSQL (parsed back to number), `integer` on SQLite. */
 export const timeColumnType = 'bigint' as const;
+
+/**
+ * Row locking for queue claims. PostgreSQL skips rows other transactions have
+ * locked, so concurrent workers never wait on or take the same job; SQLite has
+ * one writer at a time and needs nothing.
+ */
+export function lockSkippingLocked<Q extends { forUpdate(): Q; skipLocked(): Q }>(dialect: DialectName, query: Q): Q {
+  return dialect === 'postgres' ? query.forUpdate().skipLocked() : query;
+}

@@ -45,9 +45,74 @@ export interface NoncesTable {
   used_at: number | null;
 }
 
+export interface StampsTable {
+  id: Generated<number>;
+  address: string;
+  provider: string;
+  issuer: string;
+  /** JSON array of strings. */
+  nullifiers: string;
+  digest: string;
+  /** The credential exactly as received, JSON. */
+  credential: string;
+  issuance_date: number;
+  expiration_date: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface TrustedIssuersTable {
+  did: string;
+  note: string;
+  created_at: number;
+}
+
+export type ScoreStatus = 'PROCESSING' | 'DONE' | 'ERROR';
+
+export interface ScoresTable {
+  scorer_id: number;
+  address: string;
+  status: ScoreStatus;
+  score: string | null;
+  /** JSON evidence object of threshold-type scorers. */
+  evidence: string | null;
+  error: string | null;
+  last_score_timestamp: number;
+}
+
+export interface NullifierHoldsTable {
+  scorer_id: number;
+  nullifier: string;
+  address: string;
+  expires_at: number;
+}
+
+export interface ScoringJobsTable {
+  id: Generated<number>;
+  scorer_id: number;
+  address: string;
+  state: 'queued' | 'running';
+  /** Bumped by every submission; a run that finishes on an older generation runs again. */
+  generation: number;
+  claimed_generation: number | null;
+  attempts: number;
+  run_after: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;
   nonces: NoncesTable;
+  stamps: StampsTable;
+  trusted_issuers: TrustedIssuersTable;
+  scores: ScoresTable;
+  nullifier_holds: NullifierHoldsTable;
+  scoring_jobs: ScoringJobsTable;
 }

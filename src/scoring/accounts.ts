@@ -78,7 +78,31 @@ function checkWeights(weights: Record<string, string>): Record<string, string> {
   return weights;
 }
 
-export function accountService(repo: AccountsRepository, clock: () => number = Date.now) {
+export interface AccountServiceOptions {
+  /** How long a looked-up scorer is reused from memory (submissions and reads look one up each time). */
+  scorerCacheTtlMs: number;
+}
+
+export function accountService(
+  repo: AccountsRepository,
+  options: AccountServiceOptions = { scorerCacheTtlMs: 0 },
+  clock: () => number = Date.now,
+) {
+  const scorerCache = new Map<number, { scorer: Scorer | null; readAt: number }>();
+
+  async function findScorer(id: number): Promise<Scorer | null> {
+    const now = clock();
+    const cached = scorerCache.get(id);
+    if (cached && now - cached.readAt < options.scorerCacheTtlMs) return cached.scorer;
+    const row = await repo.findScorer(id);
+    const scorer = row ? toScorer(row) : null;
+    if (options.scorerCacheTtlMs > 0) {
+      if (scorerCache.size >= 10_000) scorerCache.delete(scorerCache.keys().next().value as number);
+      scorerCache.set(id, { scorer, readAt: now });
+    }
+    return scorer;
+  }
+
   return {
     async createAccount(name: string): Promise<Account> {
       const row = await repo.insertAccount(checkName(name, 'account'), clock());
@@ -118,14 +142,15 @@ export function accountService(repo: AccountsRepository, clock: () => number = D
       if (settings.weights !== undefined) changes.weights = JSON.stringify(checkWeights(settings.weights));
       if (settings.requiresSignature !== undefined) changes.requires_signature = settings.requiresSignature ? 1 : 0;
       const row = await repo.updateScorer(id, changes);
+      scorerCache.delete(id);
       if (!row) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
       return toScorer(row);
     },
 
     async getScorer(id: number): Promise<Scorer> {
-      const row = await repo.findScorer(id);
-      if (!row) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
-      return toScorer(row);
+      const scorer = await findScorer(id);
+      if (!scorer) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
+      return scorer;
     },
 
     async listScorers(accountId?: number): Promise<Scorer[]> {
@@ -134,11 +159,11 @@ export function accountService(repo: AccountsRepository, clock: () => number = D
 
     /** The scorer if it exists and belongs to the account; otherwise not found (never "forbidden"). */
     async scorerOfAccount(scorerId: number, accountId: number): Promise<Scorer> {
-      const row = await repo.findScorer(scorerId);
-      if (!row || row.account_id !== accountId) {
+      const scorer = await findScorer(scorerId);
+      if (!scorer || scorer.accountId !== accountId) {
         throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
       }
-      return toScorer(row);
+      return scorer;
     },
   };
 }

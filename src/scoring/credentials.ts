@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import { Eip712EncodingError, hashTypedDataBytes, type TypedDataTypes } from '../chain/eip712.js';
 import { recoverAddressFromHash, SignatureError } from '../chain/signatures.js';
 
@@ -85,6 +85,7 @@ function canonicalJson(value: unknown): string {
 /**
  * SHA-256 hex of the credential's JSON with object keys sorted at every level, so that the
  * same credential stored or sent with different key order or whitespace has one digest.
+ * Throws for values JSON cannot represent (BigInt, cycles).
  */
 export function credentialDigest(credential: unknown): string {
   return createHash('sha256').update(canonicalJson(credential)).digest('hex');
@@ -176,7 +177,7 @@ function verifyProofWithDigest(credential: unknown, digest: string): ProofResult
 
   let signer: Address;
   try {
-    signer = recoverAddressFromHash(digestToSign, proofValue as `0x${string}`);
+    signer = recoverAddressFromHash(digestToSign, proofValue as Hex);
   } catch (error) {
     if (error instanceof SignatureError) return failure(`proof signature is invalid: ${error.message}`);
     throw error;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, it, expect } from 'vitest';
-import { concat, hashTypedData as viemHashTypedData, keccak256, recoverAddress, toBytes, type Hex } from 'viem';
+import { concat, hashTypedData as viemHashTypedData, keccak256, recoverAddress, toBytes, toHex, type Hex } from 'viem';
 import {
   Eip712EncodingError,
   encodeType,
@@ -52,7 +52,7 @@ interface ReferenceCredential {
 }
 
 const referenceCredentials = JSON.parse(
-  readFileSync(new URL('../../../shared/data/reference-credentials-expired.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/reference-credentials-expired.json', import.meta.url), 'utf8'),
 ) as ReferenceCredential[];
 
 function signedPartOf(credential: ReferenceCredential) {
@@ -206,6 +206,19 @@ describe('JSON-LD names with @', () => {
       message: renameKeys(typedData.message) as Record<string, unknown>,
     };
     expect(hashTypedData(renamed)).toBe(viemHashTypedData(renamed as Parameters<typeof viemHashTypedData>[0]));
+  });
+});
+
+describe('repeated hashing', () => {
+  it('gives the same results as viem while many distinct values come and go', () => {
+    const types = { Note: [{ name: 'text', type: 'string' }, { name: 'data', type: 'bytes' }] } as const;
+    const domain = { name: 'Notes' } as const;
+    for (let index = 0; index < 6000; index++) {
+      const message = { text: `note ${index % 3000}`, data: toHex(`payload ${index}`) } as const;
+      const ours = hashTypedData({ types, primaryType: 'Note', domain, message });
+      if (index % 97 === 0) expect(ours).toBe(viemHashTypedData({ types, primaryType: 'Note', domain, message }));
+      else expect(ours).toMatch(/^0x[0-9a-f]{64}$/);
+    }
   });
 });
 

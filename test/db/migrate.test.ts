@@ -10,8 +10,8 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      expect(await pendingMigrations(database)).toEqual(['0001-foundation']);
-      expect(await migrateToLatest(database)).toEqual(['0001-foundation']);
+      expect(await pendingMigrations(database)).toEqual(['0001-foundation', '0002-scoring']);
+      expect(await migrateToLatest(database)).toEqual(['0001-foundation', '0002-scoring']);
       expect(await migrateToLatest(database)).toEqual([]);
       expect(await pendingMigrations(database)).toEqual([]);
       const tables = await database.db.introspection.getTables();

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
 import { loadConfig } from '../../src/config.js';
@@ -14,8 +17,9 @@ export interface TestApp {
 /** A server on a fresh, migrated database of the given kind, for `app.inject`. */
 export async function createTestApp(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestApp> {
   const { test, database } = await openMigratedTestDatabase(kind);
-  const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', ...env, DATABASE_URL: test.url });
-  const ctx = createAppContext(config, database);
+  const dataDir = mkdtempSync(join(tmpdir(), 'stampgate-data-'));
+  const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', DATA_DIR: dataDir, ...env, DATABASE_URL: test.url });
+  const ctx = await createAppContext(config, database);
   const app = await buildServer(ctx, { logger: false });
   await app.ready();
   return {
@@ -23,9 +27,11 @@ export async function createTestApp(kind: DatabaseKind, env: Record<string, stri
     ctx,
     test,
     close: async () => {
+      await ctx.worker.stop();
       await app.close();
       await database.close();
       await test.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -3,6 +3,7 @@ import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
 import { buildServer } from '../../server.js';
 import { type CliIo, openAppContext } from '../context.js';
+import { untilSignal } from '../shutdown.js';
 
 function demoBanner(demo: DemoSetup, baseUrl: string): string[] {
   return [
@@ -21,8 +22,9 @@ function demoBanner(demo: DemoSetup, baseUrl: string): string[] {
 export function serveCommand(program: Command, io: CliIo): void {
   program
     .command('serve')
-    .description('Run the HTTP server (migrates the database first)')
-    .action(async () => {
+    .description('Run the HTTP server and a scoring worker (migrates the database first)')
+    .option('--no-worker', 'serve HTTP only; scoring jobs are left to `stampgate worker` processes')
+    .action(async (options: { worker: boolean }) => {
       const config = loadConfig(io.env);
       const ctx = await openAppContext(config);
       const demo = await ensureDemoSetup(ctx);
@@ -33,18 +35,12 @@ export function serveCommand(program: Command, io: CliIo): void {
       if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
       io.out(`Stampgate is serving ${baseUrl} (API docs at ${baseUrl}/docs).`);
 
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          app.log.info({ signal }, 'shutting down');
-          const forced = setTimeout(() => process.exit(1), 10_000);
-          forced.unref();
-          void app
-            .close()
-            .then(() => ctx.database.close())
-            .finally(() => resolve());
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
+      if (options.worker) ctx.worker.start();
+      await untilSignal(async () => {
+        app.log.info('shutting down');
+        await app.close();
+        await ctx.worker.stop();
+        await ctx.database.close();
       });
     });
 }

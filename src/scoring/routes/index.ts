@@ -2,11 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { apiKeyAuthentication } from '../../http/auth.js';
 import { registerKeyRateLimit } from '../../http/rate-limit.js';
+import { scoreRoutes } from './score.js';
 import { signingMessageRoute } from './signing-message.js';
+import { submitPassportRoute } from './submit-passport.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
   await registerKeyRateLimit(app, { windowMs: ctx.config.rateLimitWindowMs, tier4: ctx.config.rateLimitTier4 });
   signingMessageRoute(app, ctx);
+  submitPassportRoute(app, ctx);
+  scoreRoutes(app, ctx);
 }

@@ -1,0 +1,58 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { AppError } from '../../errors.js';
+import { issueCredential } from '../../scoring/dev-issuer.js';
+import { type CliIo, report, withAppContext } from '../context.js';
+
+const units: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+export function duration(value: string): number {
+  const match = /^(\d+)([smhd])$/.exec(value);
+  if (!match || Number(match[1]) === 0) throw new InvalidArgumentError(`"${value}" is not a duration such as 90d, 12h or 30m.`);
+  return Number(match[1]) * (units[match[2] as string] as number);
+}
+
+function address(value: string): string {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not 0x followed by 40 hexadecimal digits.`);
+  return value.toLowerCase();
+}
+
+export function credentialsCommand(program: Command, io: CliIo): void {
+  const credentials = program.command('credentials').description('The development issuer (development only)');
+
+  credentials
+    .command('issue')
+    .description('Sign a stamp credential with the local development issuer key and print it')
+    .requiredOption('--address <address>', 'the stamp holder', address)
+    .requiredOption('--provider <provider>', 'provider id, e.g. Google')
+    .option('--expires-in <duration>', 'validity, e.g. 90d, 12h', duration, 90 * units.d!)
+    .option('--nullifier <value...>', 'nullifier(s) to use instead of the derived one')
+    .option('--import', 'also store it, as `stamps import` would')
+    .option('--json', 'print only the credential (or, with --import, the credential and the outcome) as JSON')
+    .action(async (options: { address: string; provider: string; expiresIn: number; nullifier?: string[]; import?: boolean; json?: boolean }) => {
+      const result = await withAppContext(io, async (ctx) => {
+        if (!ctx.devIssuerKey) {
+          throw new AppError('permission_denied', 'The development issuer is off in production (STAMPGATE_ENV=production).');
+        }
+        const now = Date.now();
+        const credential = issueCredential({
+          privateKey: ctx.devIssuerKey,
+          address: options.address,
+          provider: options.provider,
+          nullifiers: options.nullifier,
+          issuedAt: new Date(now),
+          expiresAt: new Date(now + options.expiresIn),
+        });
+        const imported = options.import ? await ctx.stamps.importCredentials([credential]) : null;
+        return { credential, imported };
+      });
+      if (!options.import) {
+        io.out(JSON.stringify(result.credential, null, 2));
+        return;
+      }
+      const outcome = result.imported?.results[0];
+      report(io, !!options.json, { credential: result.credential, outcome }, () => [
+        JSON.stringify(result.credential, null, 2),
+        outcome?.status === 'rejected' ? `Not stored: ${outcome.reason}` : `Stored for ${options.address} (${outcome?.status}).`,
+      ]);
+    });
+}

@@ -1,0 +1,185 @@
+import type { Database } from '../db/connection.js';
+import { lockSkippingLocked } from '../db/dialect.js';
+import type { ScoringJobsTable } from '../db/tables.js';
+
+export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
+
+export interface ScoringOutcome {
+  score: string;
+  evidence: string | null;
+  /** Nullifiers the counted stamps hold for this address, until the stamp expires. */
+  claims: { nullifier: string; expiresAt: number }[];
+}
+
+/** Rolls the completion back so the job is queued to run again. */
+class RunAgain extends Error {}
+
+export function scoringJobsRepository({ db, dialect }: Database) {
+  return {
+    /**
+     * Records a submission: the score row goes to PROCESSING and the job is
+     * queued, or, when one is already queued or running, its generation is
+     * bumped so that concurrent submissions share it.
+     */
+    async enqueue(scorerId: number, address: string, now: number): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('scores')
+          .values({ scorer_id: scorerId, address, status: 'PROCESSING', score: null, evidence: null, error: null, last_score_timestamp: now })
+          .onConflict((oc) =>
+            oc.columns(['scorer_id', 'address']).doUpdateSet({
+              status: 'PROCESSING',
+              score: null,
+              evidence: null,
+              error: null,
+              last_score_timestamp: now,
+            }),
+          )
+          .execute();
+        await trx
+          .insertInto('scoring_jobs')
+          .values({ scorer_id: scorerId, address, state: 'queued', generation: 1, attempts: 0, run_after: now, created_at: now })
+          .onConflict((oc) =>
+            oc.columns(['scorer_id', 'address']).doUpdateSet((eb) => ({
+              generation: eb('scoring_jobs.generation', '+', 1),
+              attempts: 0,
+              run_after: now,
+              last_error: null,
+            })),
+          )
+          .execute();
+      });
+    },
+
+    /** Takes the next due job (queued, or running with an expired lease) under a lease. */
+    async claimNext(owner: string, now: number, leaseMs: number): Promise<ScoringJobRow | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const due = lockSkippingLocked(
+          dialect,
+          trx
+            .selectFrom('scoring_jobs')
+            .select('id')
+            .where((eb) =>
+              eb.or([
+                eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
+                eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
+              ]),
+            )
+            .orderBy('run_after')
+            .orderBy('id')
+            .limit(1),
+        );
+        const next = await due.executeTakeFirst();
+        if (!next) return undefined;
+        return trx
+          .updateTable('scoring_jobs')
+          .set((eb) => ({
+            state: 'running',
+            lease_owner: owner,
+            lease_expires_at: now + leaseMs,
+            attempts: eb('attempts', '+', 1),
+            claimed_generation: eb.ref('generation'),
+          }))
+          .where('id', '=', next.id)
+          .returningAll()
+          .executeTakeFirst();
+      });
+    },
+
+    /**
+     * Finishes a claimed job: takes the nullifier holds the result counted on and
+     * writes the score, then removes the job. The outcome is dropped and the job
+     * runs again when a newer submission arrived meanwhile or another address
+     * took one of the nullifiers first; it is dropped silently when the lease
+     * was lost to another worker.
+     */
+    async complete(job: ScoringJobRow, owner: string, now: number, outcome: ScoringOutcome): Promise<'done' | 'rerun' | 'lost'> {
+      try {
+        return await db.transaction().execute(async (trx) => {
+          const current = await lockJob(trx, job.id);
+          if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
+          if (current.generation !== current.claimed_generation) throw new RunAgain();
+          for (const claim of outcome.claims) {
+            const taken = await trx
+              .insertInto('nullifier_holds')
+              .values({ scorer_id: job.scorer_id, nullifier: claim.nullifier, address: job.address, expires_at: claim.expiresAt })
+              .onConflict((oc) =>
+                oc
+                  .columns(['scorer_id', 'nullifier'])
+                  .doUpdateSet((eb) => ({ address: eb.ref('excluded.address'), expires_at: eb.ref('excluded.expires_at') }))
+                  .where((eb) =>
+                    eb.or([eb('nullifier_holds.address', '=', job.address), eb('nullifier_holds.expires_at', '<=', now)]),
+                  ),
+              )
+              .returning('nullifier')
+              .executeTakeFirst();
+            if (!taken) throw new RunAgain();
+          }
+          await trx
+            .updateTable('scores')
+            .set({ status: 'DONE', score: outcome.score, evidence: outcome.evidence, error: null, last_score_timestamp: now })
+            .where('scorer_id', '=', job.scorer_id)
+            .where('address', '=', job.address)
+            .execute();
+          await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
+          return 'done' as const;
+        });
+      } catch (error) {
+        if (!(error instanceof RunAgain)) throw error;
+        await db
+          .updateTable('scoring_jobs')
+          .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now })
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .execute();
+        return 'rerun';
+      }
+    },
+
+    /** Records a failed attempt: retried later, or given up with the score row at ERROR. */
+    async fail(job: ScoringJobRow, owner: string, now: number, error: string, retryAt: number | null): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const current = await lockJob(trx, job.id);
+        if (!current || current.lease_owner !== owner) return;
+        if (retryAt !== null) {
+          await trx
+            .updateTable('scoring_jobs')
+            .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: retryAt, last_error: error })
+            .where('id', '=', job.id)
+            .execute();
+          return;
+        }
+        await trx
+          .updateTable('scores')
+          .set({ status: 'ERROR', score: null, evidence: null, error, last_score_timestamp: now })
+          .where('scorer_id', '=', job.scorer_id)
+          .where('address', '=', job.address)
+          .execute();
+        await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
+      });
+    },
+
+    /** Gives a claimed job back untouched (graceful shutdown), for another worker to take now. */
+    async release(job: ScoringJobRow, owner: string, now: number): Promise<void> {
+      await db
+        .updateTable('scoring_jobs')
+        .set((eb) => ({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now, attempts: eb('attempts', '-', 1) }))
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .execute();
+    },
+
+    async queueDepth(): Promise<number> {
+      const row = await db.selectFrom('scoring_jobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+
+  async function lockJob(trx: Database['db'], id: number) {
+    // The row lock makes completion and claim-after-lease-expiry mutually exclusive on PostgreSQL.
+    const query = trx.selectFrom('scoring_jobs').selectAll().where('id', '=', id);
+    return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  }
+}
+
+export type ScoringJobsRepository = ReturnType<typeof scoringJobsRepository>;

@@ -1,0 +1,145 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { ScoringJobRow, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
+
+export interface ScoringWorkerOptions {
+  /** Jobs scored at the same time by this worker. */
+  concurrency: number;
+  /** How long a claim is exclusive; a worker that dies loses its jobs after this. */
+  leaseMs: number;
+  /** How often an idle worker looks for work (jobs of other processes, retries, expired leases). */
+  pollMs: number;
+  /** Attempts before a job is given up and its score set to ERROR. */
+  maxAttempts: number;
+  /** First retry delay; each further retry doubles it. */
+  backoffBaseMs: number;
+}
+
+export type JobSettled = { scorerId: number; address: string; outcome: 'done' | 'error' | 'rerun' | 'lost' };
+
+type ScoreFn = (scorerId: number, address: string, now: number) => Promise<ScoringOutcome>;
+
+/**
+ * Takes scoring jobs from the durable queue and runs them. Emits `settled`
+ * after each job so that a waiting submission in the same process can answer
+ * at once instead of polling.
+ */
+export class ScoringWorker extends EventEmitter {
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly #jobs: ScoringJobsRepository;
+  readonly #score: ScoreFn;
+  readonly #options: ScoringWorkerOptions;
+  readonly #clock: () => number;
+  readonly #inFlight = new Set<Promise<void>>();
+  #running = false;
+  #timer: NodeJS.Timeout | null = null;
+  #pumping = false;
+  #pumpAgain = false;
+
+  constructor(jobs: ScoringJobsRepository, score: ScoreFn, options: ScoringWorkerOptions, clock: () => number = Date.now) {
+    super();
+    this.setMaxListeners(0);
+    this.#jobs = jobs;
+    this.#score = score;
+    this.#options = options;
+    this.#clock = clock;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.notify();
+  }
+
+  /** Looks for work now (called after a submission in this process). */
+  notify(): void {
+    if (!this.#running) return;
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    void this.#pump();
+  }
+
+  /** Stops taking jobs and waits for the ones in hand to finish. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    try {
+      do {
+        this.#pumpAgain = false;
+        while (this.#running && this.#inFlight.size < this.#options.concurrency) {
+          const job = await this.#claim();
+          if (!job) break;
+          const run = this.#run(job).finally(() => {
+            this.#inFlight.delete(run);
+            this.notify();
+          });
+          this.#inFlight.add(run);
+        }
+      } while (this.#pumpAgain && this.#running);
+    } finally {
+      this.#pumping = false;
+      this.#schedulePoll();
+    }
+  }
+
+  #schedulePoll(): void {
+    if (!this.#running) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
+    this.#timer.unref();
+  }
+
+  async #claim(): Promise<ScoringJobRow | undefined> {
+    try {
+      return await this.#jobs.claimNext(this.owner, this.#clock(), this.#options.leaseMs);
+    } catch (error) {
+      this.emit('failure', error);
+      return undefined;
+    }
+  }
+
+  async #run(job: ScoringJobRow): Promise<void> {
+    this.emit('started', job);
+    let outcome: JobSettled['outcome'];
+    try {
+      const result = await this.#score(job.scorer_id, job.address, this.#clock());
+      outcome = await this.#jobs.complete(job, this.owner, this.#clock(), result);
+    } catch (error) {
+      outcome = await this.#recordFailure(job, error);
+    }
+    this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome } satisfies JobSettled);
+  }
+
+  async #recordFailure(job: ScoringJobRow, error: unknown): Promise<JobSettled['outcome']> {
+    this.emit('failure', error);
+    const message = shortError(error);
+    const retry = job.attempts < this.#options.maxAttempts;
+    const retryAt = retry ? this.#clock() + this.#options.backoffBaseMs * 2 ** (job.attempts - 1) : null;
+    try {
+      await this.#jobs.fail(job, this.owner, this.#clock(), message, retryAt);
+    } catch (failError) {
+      // The lease runs out and another attempt follows; nothing else can be done here.
+      this.emit('failure', failError);
+    }
+    return retry ? 'rerun' : 'error';
+  }
+}
+
+/** A sentence for the score record's `error`, without internals. */
+function shortError(error: unknown): string {
+  const name = (error as Error)?.name;
+  if (name === 'ScoringInputError' || name === 'DecimalFormatError') {
+    return `The scorer's settings cannot be used: ${(error as Error).message}.`;
+  }
+  if (name === 'AppError') return (error as Error).message;
+  return 'Scoring failed because of an internal error; it was retried and gave up.';
+}
