@@ -18,6 +18,9 @@ import { scoreService } from './scoring/scores.js';
 import { scoresRepository } from './scoring/scores.repository.js';
 import { stampService } from './scoring/stamps.js';
 import { stampsRepository } from './scoring/stamps.repository.js';
+import { createStakingServices } from './scoring/staking/staking-services.js';
+import { createWalletServices } from './scoring/wallet/wallet-services.js';
+import { createPublicDataServices } from './publicdata/public-data-services.js';
 
 // How often a waiting submission re-reads its score when no local worker reports.
 const submitPollMs = 50;
@@ -51,6 +54,7 @@ export async function createAppContext(config: Config, database: Database) {
       backoffBaseMs: config.scoringBackoffMs,
     },
   );
+  const stamps = stampService(stampsRepo, verifier, issuers);
   return {
     config,
     database,
@@ -61,7 +65,10 @@ export async function createAppContext(config: Config, database: Database) {
     apiKeys: apiKeyService(apiKeysRepository(database.db), accountsRepo, { ttlMs: config.apiKeyCacheTtlMs }),
     nonces: nonceService(noncesRepository(database.db), config.nonceTtlSeconds),
     issuers,
-    stamps: stampService(stampsRepo, verifier, issuers),
+    stamps,
+    wallet: createWalletServices(config, database, { stamps }),
+    staking: createStakingServices(config, database),
+    publicData: createPublicDataServices(config, database),
     jobs,
     worker,
     scores: scoreService(scoresRepository(database.db), jobs, worker, {

@@ -28,6 +28,27 @@ export interface Config {
   scoringPollMs: number;
   scoringMaxAttempts: number;
   scoringBackoffMs: number;
+  scoringApiEnabled: boolean;
+  publicDataApiEnabled: boolean;
+  corsOrigins: string[];
+  walletSessionTtlSeconds: number;
+  governanceToken: string;
+  stakingRpcUrl: string | null;
+  stakingContractAddress: string | null;
+  stakingStartBlock: number;
+  stakingConfirmations: number;
+  stakingBlockRange: number;
+  stakingPollMs: number;
+  publicCacheTtlSeconds: number;
+  sessionSecret: string | null;
+  oauthClientId: string | null;
+  oauthClientSecret: string | null;
+  oauthAuthorizeUrl: string;
+  oauthTokenUrl: string;
+  oauthUserInfoUrl: string;
+  oauthScope: string;
+  ethRpcUrl: string | null;
+  legacyBountyIndexAddress: string | null;
 }
 
 interface Setting<K extends keyof Config> {
@@ -243,7 +264,225 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     defaultText: '1000',
     parse: integer('SCORING_BACKOFF_MS', 0, 3_600_000, 1000),
   },
+  scoringApiEnabled: {
+    key: 'scoringApiEnabled',
+    name: 'SCORING_API_ENABLED',
+    description: 'Serve the scoring service (`/registry/…`)',
+    defaultText: 'true',
+    parse: flag('SCORING_API_ENABLED', true),
+  },
+  publicDataApiEnabled: {
+    key: 'publicDataApiEnabled',
+    name: 'PUBLIC_DATA_API_ENABLED',
+    description: 'Serve the public data API (`/api/v0.1/…` and `/grants/…`)',
+    defaultText: 'true',
+    parse: flag('PUBLIC_DATA_API_ENABLED', true),
+  },
+  corsOrigins: {
+    key: 'corsOrigins',
+    name: 'CORS_ORIGINS',
+    description: 'Comma-separated browser origins allowed to call the API (`*` for any); unset = no cross-origin access',
+    defaultText: '(none)',
+    parse: originList,
+  },
+  walletSessionTtlSeconds: {
+    key: 'walletSessionTtlSeconds',
+    name: 'WALLET_SESSION_TTL_SECONDS',
+    description: 'Lifetime of a wallet session token obtained with Sign-In with Ethereum',
+    defaultText: '900',
+    parse: integer('WALLET_SESSION_TTL_SECONDS', 60, 86_400, 900),
+  },
+  governanceToken: {
+    key: 'governanceToken',
+    name: 'GOVERNANCE_TOKEN',
+    description: 'Symbol in the staking route `/registry/{token}-stake/{address}` (lower-cased); `govtoken-stake` always works',
+    defaultText: 'gtc',
+    parse: (raw) => {
+      if (raw === undefined || raw.trim() === '') return 'gtc';
+      const value = raw.trim().toLowerCase();
+      if (!/^[a-z0-9]{1,20}$/.test(value)) throw new BadValue(`GOVERNANCE_TOKEN=${JSON.stringify(raw)} must be 1 to 20 letters or digits`);
+      return value;
+    },
+  },
+  stakingRpcUrl: {
+    key: 'stakingRpcUrl',
+    name: 'STAKING_RPC_URL',
+    description: 'Ethereum JSON-RPC endpoint the staking indexer reads logs from; unset = no indexer (use `stampgate stake import`)',
+    defaultText: '(unset)',
+    parse: optionalUrl('STAKING_RPC_URL'),
+  },
+  stakingContractAddress: {
+    key: 'stakingContractAddress',
+    name: 'STAKING_CONTRACT_ADDRESS',
+    description: 'Address of the staking contract whose `selfStake`/`xStake` events are indexed',
+    defaultText: '(unset)',
+    parse: optionalContractAddress('STAKING_CONTRACT_ADDRESS'),
+  },
+  stakingStartBlock: {
+    key: 'stakingStartBlock',
+    name: 'STAKING_START_BLOCK',
+    description: 'First block the staking indexer reads (the contract deployment block)',
+    defaultText: '0',
+    parse: integer('STAKING_START_BLOCK', 0, Number.MAX_SAFE_INTEGER, 0),
+  },
+  stakingConfirmations: {
+    key: 'stakingConfirmations',
+    name: 'STAKING_CONFIRMATIONS',
+    description: 'Blocks behind the chain head the indexer stays, so that a reorganisation of the newest blocks cannot be counted',
+    defaultText: '12',
+    parse: integer('STAKING_CONFIRMATIONS', 0, 10_000, 12),
+  },
+  stakingBlockRange: {
+    key: 'stakingBlockRange',
+    name: 'STAKING_BLOCK_RANGE',
+    description: 'Blocks per `eth_getLogs` request',
+    defaultText: '2000',
+    parse: integer('STAKING_BLOCK_RANGE', 1, 1_000_000, 2000),
+  },
+  stakingPollMs: {
+    key: 'stakingPollMs',
+    name: 'STAKING_POLL_MS',
+    description: 'How often a worker looks for new staking blocks',
+    defaultText: '15000',
+    parse: integer('STAKING_POLL_MS', 100, 3_600_000, 15_000),
+  },
+  publicCacheTtlSeconds: {
+    key: 'publicCacheTtlSeconds',
+    name: 'PUBLIC_CACHE_TTL',
+    description: 'Seconds list and export responses of the public data API may be served from cache',
+    defaultText: '3600',
+    parse: integer('PUBLIC_CACHE_TTL', 0, 86_400, 3600),
+  },
+  sessionSecret: {
+    key: 'sessionSecret',
+    name: 'SESSION_SECRET',
+    description: 'Secret (≥ 32 characters) that signs browser session cookies; required in production when OAuth login is configured',
+    defaultText: '(random per process in development)',
+    parse: (raw) => {
+      const value = optionalText(raw);
+      if (value !== null && value.length < 32) throw new BadValue('SESSION_SECRET must be at least 32 characters');
+      return value;
+    },
+  },
+  oauthClientId: {
+    key: 'oauthClientId',
+    name: 'OAUTH_CLIENT_ID',
+    description: 'OAuth 2.0 client id of the code-hosting login (grant team members); unset = login off',
+    defaultText: '(unset)',
+    parse: optionalText,
+  },
+  oauthClientSecret: {
+    key: 'oauthClientSecret',
+    name: 'OAUTH_CLIENT_SECRET',
+    description: 'OAuth 2.0 client secret of the code-hosting login',
+    defaultText: '(unset)',
+    parse: optionalText,
+  },
+  oauthAuthorizeUrl: {
+    key: 'oauthAuthorizeUrl',
+    name: 'OAUTH_AUTHORIZE_URL',
+    description: 'Authorization endpoint of the code-hosting login',
+    defaultText: 'https://github.com/login/oauth/authorize',
+    parse: urlWithDefault('OAUTH_AUTHORIZE_URL', 'https://github.com/login/oauth/authorize'),
+  },
+  oauthTokenUrl: {
+    key: 'oauthTokenUrl',
+    name: 'OAUTH_TOKEN_URL',
+    description: 'Token endpoint of the code-hosting login',
+    defaultText: 'https://github.com/login/oauth/access_token',
+    parse: urlWithDefault('OAUTH_TOKEN_URL', 'https://github.com/login/oauth/access_token'),
+  },
+  oauthUserInfoUrl: {
+    key: 'oauthUserInfoUrl',
+    name: 'OAUTH_USERINFO_URL',
+    description: 'User-info endpoint; its `login` (or `preferred_username`) is matched to a profile handle',
+    defaultText: 'https://api.github.com/user',
+    parse: urlWithDefault('OAUTH_USERINFO_URL', 'https://api.github.com/user'),
+  },
+  oauthScope: {
+    key: 'oauthScope',
+    name: 'OAUTH_SCOPE',
+    description: 'Scope requested from the code-hosting login',
+    defaultText: 'read:user',
+    parse: (raw) => optionalText(raw) ?? 'read:user',
+  },
+  ethRpcUrl: {
+    key: 'ethRpcUrl',
+    name: 'ETH_RPC_URL',
+    description: 'Ethereum JSON-RPC endpoint for the legacy bounty read',
+    defaultText: '(unset)',
+    parse: optionalUrl('ETH_RPC_URL'),
+  },
+  legacyBountyIndexAddress: {
+    key: 'legacyBountyIndexAddress',
+    name: 'LEGACY_BOUNTY_INDEX_ADDRESS',
+    description: 'Address of the legacy bounty index contract (`bountydetails(string)`)',
+    defaultText: '(unset)',
+    parse: optionalContractAddress('LEGACY_BOUNTY_INDEX_ADDRESS'),
+  },
 };
+
+function flag(name: string, fallback: boolean) {
+  return (raw: string | undefined): boolean => {
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = raw.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+    if (['0', 'false', 'no', 'off'].includes(value)) return false;
+    throw new BadValue(`${name}=${JSON.stringify(raw)} must be true or false`);
+  };
+}
+
+function optionalUrl(name: string) {
+  return (raw: string | undefined): string | null => {
+    if (raw === undefined || raw.trim() === '') return null;
+    return httpUrl(name, raw);
+  };
+}
+
+function urlWithDefault(name: string, fallback: string) {
+  return (raw: string | undefined): string => (raw === undefined || raw.trim() === '' ? fallback : httpUrl(name, raw));
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new BadValue(`${name}=${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadValue(`${name}=${JSON.stringify(raw)} must use http or https`);
+  return raw.trim();
+}
+
+function optionalContractAddress(name: string) {
+  return (raw: string | undefined): string | null => {
+    if (raw === undefined || raw.trim() === '') return null;
+    if (!/^0x[0-9a-fA-F]{40}$/.test(raw.trim())) throw new BadValue(`${name}=${JSON.stringify(raw)} is not 0x followed by 40 hexadecimal digits`);
+    return raw.trim().toLowerCase();
+  };
+}
+
+function optionalText(raw: string | undefined): string | null {
+  return raw === undefined || raw.trim() === '' ? null : raw.trim();
+}
+
+function originList(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let url: URL | null = null;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = null;
+    }
+    if (!url || url.origin !== origin.replace(/\/$/, '')) {
+      throw new BadValue(`CORS_ORIGINS has ${JSON.stringify(origin)}, which is not an origin such as https://app.example.org or *`);
+    }
+  }
+  return origins.map((o) => o.replace(/\/$/, ''));
+}
 
 function issuerList(raw: string | undefined): string[] {
   if (raw === undefined || raw.trim() === '') return [];

@@ -5,7 +5,10 @@ import type { AppContext } from './app-context.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerOpenApi } from './http/openapi.js';
+import cors from '@fastify/cors';
+import { publicDataRoutes } from './publicdata/routes/index.js';
 import { scoringRoutes } from './scoring/routes/index.js';
+import { walletRoutes } from './scoring/routes/wallet.js';
 import { packageVersion } from './version.js';
 
 export interface BuildOptions {
@@ -32,8 +35,22 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   });
 
   registerErrorHandling(app);
+  if (ctx.config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: ctx.config.corsOrigins.includes('*') ? true : ctx.config.corsOrigins,
+      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      allowedHeaders: ['Content-Type', 'X-API-KEY', 'Authorization', 'If-None-Match', 'X-Request-Id'],
+      exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'X-Request-Id'],
+      maxAge: 600,
+    });
+  }
   await registerOpenApi(app, packageVersion);
   registerHealthRoutes(app, ctx.database);
-  await app.register(async (scope) => scoringRoutes(scope, ctx));
+  if (ctx.config.scoringApiEnabled) {
+    // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
+    await app.register(async (scope) => scoringRoutes(scope, ctx));
+    await app.register(async (scope) => walletRoutes(scope, ctx));
+  }
+  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
   return app;
 }

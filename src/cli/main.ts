@@ -5,11 +5,13 @@ import { AppError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { accountsCommand } from './commands/accounts.js';
 import { credentialsCommand } from './commands/credentials.js';
+import { dataCommand } from './commands/data.js';
 import { issuersCommand } from './commands/issuers.js';
 import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { scorersCommand } from './commands/scorers.js';
 import { serveCommand } from './commands/serve.js';
+import { stakeCommand } from './commands/stake.js';
 import { stampsCommand } from './commands/stamps.js';
 import { workerCommand } from './commands/worker.js';
 import type { CliIo } from './context.js';
@@ -35,6 +37,8 @@ export function buildProgram(io: CliIo): Command {
   stampsCommand(program, io);
   credentialsCommand(program, io);
   workerCommand(program, io);
+  stakeCommand(program, io);
+  dataCommand(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

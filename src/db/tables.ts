@@ -1,4 +1,7 @@
 import type { Generated } from 'kysely';
+import type { PublicDataTables } from './tables/public-data.js';
+import type { StakingTables } from './tables/staking.js';
+import type { WalletTables } from './tables/wallet.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -105,7 +108,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;

@@ -3,6 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import { apiKeyAuthentication } from '../../http/auth.js';
 import { registerKeyRateLimit } from '../../http/rate-limit.js';
 import { scoreRoutes } from './score.js';
+import { stakeRoutes } from './stake.js';
 import { signingMessageRoute } from './signing-message.js';
 import { submitPassportRoute } from './submit-passport.js';
 
@@ -13,4 +14,5 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext): Prom
   signingMessageRoute(app, ctx);
   submitPassportRoute(app, ctx);
   scoreRoutes(app, ctx);
+  stakeRoutes(app, ctx);
 }
