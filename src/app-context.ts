@@ -16,6 +16,7 @@ import { scoringJobsRepository } from './scoring/scoring-jobs.repository.js';
 import { ScoringWorker } from './scoring/scoring-worker.js';
 import { scoreService } from './scoring/scores.js';
 import { scoresRepository } from './scoring/scores.repository.js';
+import { stampPageService } from './scoring/stamp-pages.js';
 import { stampService } from './scoring/stamps.js';
 import { stampsRepository } from './scoring/stamps.repository.js';
 import { createStakingServices } from './scoring/staking/staking-services.js';
@@ -66,6 +67,7 @@ export async function createAppContext(config: Config, database: Database) {
     nonces: nonceService(noncesRepository(database.db), config.nonceTtlSeconds),
     issuers,
     stamps,
+    stampPages: stampPageService(stampsRepo, catalogue),
     wallet: createWalletServices(config, database, { stamps }),
     staking: createStakingServices(config, database),
     publicData: createPublicDataServices(config, database),

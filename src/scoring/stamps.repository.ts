@@ -48,6 +48,21 @@ export function stampsRepository(db: Db) {
       return Number(result.numUpdatedRows);
     },
 
+    /** One page of an address's live stamps, newest first; `limit + 1` rows tell whether a next page exists. */
+    async livePage(address: string, limit: number, offset: number) {
+      return db
+        .selectFrom('stamps')
+        .select(['id', 'provider', 'credential'])
+        .where('address', '=', address)
+        .where('deleted_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+    },
+
     async listByAddress(address: string) {
       return db
         .selectFrom('stamps')

@@ -4,6 +4,7 @@ import { apiKeyAuthentication } from '../../http/auth.js';
 import { registerKeyRateLimit } from '../../http/rate-limit.js';
 import { scoreRoutes } from './score.js';
 import { stakeRoutes } from './stake.js';
+import { stampsRoutes } from './stamps.js';
 import { signingMessageRoute } from './signing-message.js';
 import { submitPassportRoute } from './submit-passport.js';
 
@@ -15,4 +16,5 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext): Prom
   submitPassportRoute(app, ctx);
   scoreRoutes(app, ctx);
   stakeRoutes(app, ctx);
+  stampsRoutes(app, ctx);
 }

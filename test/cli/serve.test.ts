@@ -1,0 +1,28 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+describe('stampgate serve start-up checks', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'stampgate-serve-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('stops with a message naming the problem when the catalogue file is malformed', async () => {
+    const file = join(dir, 'catalogue.json');
+    writeFileSync(file, JSON.stringify({ threshold: '20', platforms: [{ id: 'X', name: 'X', icon: 'x.svg', description: 'd', connectMessage: 'c', groups: [{ name: 'g', stamps: [{ name: 'P', description: 'p', weight: 'abc' }] }] }] }));
+    const run = await runCli(['serve'], { DATA_DIR: dir, STAMPGATE_ENV: 'production', STAMP_CATALOGUE_FILE: file, PORT: '0' });
+    expect(run.code).not.toBe(0);
+    expect(run.err).toContain('platforms[0].groups[0].stamps[0].weight');
+    expect(run.err).toContain(file);
+  });
+
+  it('stops when the catalogue file is missing', async () => {
+    const run = await runCli(['serve'], { DATA_DIR: dir, STAMPGATE_ENV: 'production', STAMP_CATALOGUE_FILE: join(dir, 'nope.json'), PORT: '0' });
+    expect(run.code).not.toBe(0);
+    expect(run.err).toContain('nope.json');
+  });
+});
