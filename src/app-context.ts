@@ -1,4 +1,6 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
+import { connectRedis, invalidationBus } from './db/redis.js';
 import type { Database } from './db/connection.js';
 import { accountService } from './scoring/accounts.js';
 import { accountsRepository } from './scoring/accounts.repository.js';
@@ -23,6 +25,15 @@ import { createStakingServices } from './scoring/staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 
+export interface ContextOptions {
+  /** Where infrastructure warnings go (the server passes its logger). */
+  log?: Pick<FastifyBaseLogger, 'warn' | 'info'>;
+  /** This process serves HTTP and needs the shared rate-limit store. */
+  http?: boolean;
+}
+
+const silentLog = { warn: () => {}, info: () => {} };
+
 // How often a waiting submission re-reads its score when no local worker reports.
 const submitPollMs = 50;
 
@@ -30,16 +41,24 @@ const submitPollMs = 50;
  * Wires repositories into domain services once per process. The HTTP server,
  * the CLI and workers all use the same context, so they share one behaviour.
  */
-export async function createAppContext(config: Config, database: Database) {
+export async function createAppContext(config: Config, database: Database, options: ContextOptions = {}) {
+  const log = options.log ?? silentLog;
+  const bus = invalidationBus(config.redisUrl, (error) => log.warn({ err: error.message }, 'Redis error'));
+  // Rate-limit budgets need Redis only where HTTP is served.
+  const redis = config.redisUrl && options.http ? connectRedis(config.redisUrl, () => {}) : null;
   const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
   // The development issuer exists only in development; production never creates or trusts it.
   const devIssuerKey = config.env === 'development' ? await loadOrCreateIssuerKey(config.dataDir) : null;
   const accountsRepo = accountsRepository(database.db);
-  const accounts = accountService(accountsRepo, { scorerCacheTtlMs: config.apiKeyCacheTtlMs });
+  const accounts = accountService(accountsRepo, {
+    scorerCacheTtlMs: config.apiKeyCacheTtlMs,
+    notifyScorerChange: (id) => bus.publish('scorer', String(id)),
+  });
   const issuers = trustedIssuerService(issuersRepository(database.db), {
     configured: config.trustedIssuers,
     developmentIssuer: devIssuerKey ? issuerDidFromPrivateKey(devIssuerKey) : null,
     cacheTtlMs: config.apiKeyCacheTtlMs,
+    notifyChange: () => bus.publish('issuers', ''),
   });
   const stampsRepo = stampsRepository(database.db);
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize });
@@ -56,6 +75,15 @@ export async function createAppContext(config: Config, database: Database) {
     },
   );
   const stamps = stampService(stampsRepo, verifier, issuers);
+  const apiKeys = apiKeyService(apiKeysRepository(database.db), accountsRepo, {
+    ttlMs: config.apiKeyCacheTtlMs,
+    notifyChange: (prefix) => bus.publish('api_key', prefix),
+  });
+  bus.subscribe((topic, key) => {
+    if (topic === 'api_key') apiKeys.forget(key);
+    else if (topic === 'scorer') accounts.forgetScorer(Number(key));
+    else if (topic === 'issuers') issuers.forget();
+  });
   return {
     config,
     database,
@@ -63,7 +91,16 @@ export async function createAppContext(config: Config, database: Database) {
     verifier,
     devIssuerKey,
     accounts,
-    apiKeys: apiKeyService(apiKeysRepository(database.db), accountsRepo, { ttlMs: config.apiKeyCacheTtlMs }),
+    apiKeys,
+    bus,
+    redis,
+    /** Stops the worker and closes every connection this context opened. */
+    async close(): Promise<void> {
+      await worker.stop();
+      await bus.close();
+      redis?.disconnect();
+      await database.close();
+    },
     nonces: nonceService(noncesRepository(database.db), config.nonceTtlSeconds),
     issuers,
     stamps,

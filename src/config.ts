@@ -49,6 +49,8 @@ export interface Config {
   oauthScope: string;
   ethRpcUrl: string | null;
   legacyBountyIndexAddress: string | null;
+  redisUrl: string | null;
+  metricsEnabled: boolean;
 }
 
 interface Setting<K extends keyof Config> {
@@ -419,6 +421,24 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Address of the legacy bounty index contract (`bountydetails(string)`)',
     defaultText: '(unset)',
     parse: optionalContractAddress('LEGACY_BOUNTY_INDEX_ADDRESS'),
+  },
+  redisUrl: {
+    key: 'redisUrl',
+    name: 'REDIS_URL',
+    description: 'Redis for state shared by several processes (rate-limit budgets, cache invalidation); unset = per process',
+    defaultText: '(unset)',
+    parse: (raw) => {
+      const value = optionalText(raw);
+      if (value !== null && !/^rediss?:\/\/.+/.test(value)) throw new BadValue(`REDIS_URL=${JSON.stringify(raw)} must start with redis:// or rediss://`);
+      return value;
+    },
+  },
+  metricsEnabled: {
+    key: 'metricsEnabled',
+    name: 'METRICS_ENABLED',
+    description: 'Serve Prometheus metrics at `/metrics` (restrict it to your monitoring network at the proxy)',
+    defaultText: 'true',
+    parse: flag('METRICS_ENABLED', true),
   },
 };
 

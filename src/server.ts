@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './app-context.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { createMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
@@ -12,13 +14,13 @@ import { walletRoutes } from './scoring/routes/wallet.js';
 import { packageVersion } from './version.js';
 
 export interface BuildOptions {
-  /** Pino logger options, or false for none (tests). */
-  logger?: boolean | Record<string, unknown>;
+  /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
+  logger?: FastifyBaseLogger | false;
 }
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? { level: ctx.config.logLevel },
+    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger ?? pino({ level: ctx.config.logLevel }) }),
     bodyLimit: ctx.config.bodyLimitBytes,
     trustProxy: true,
     genReqId: (request) => {
@@ -45,10 +47,12 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     });
   }
   await registerOpenApi(app, packageVersion);
+  const metrics = ctx.config.metricsEnabled ? createMetrics(ctx) : null;
+  metrics?.register(app);
   registerHealthRoutes(app, ctx.database);
   if (ctx.config.scoringApiEnabled) {
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
-    await app.register(async (scope) => scoringRoutes(scope, ctx));
+    await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
     await app.register(async (scope) => walletRoutes(scope, ctx));
   }
   if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));

@@ -1,4 +1,4 @@
-import { createAppContext, type AppContext } from '../app-context.js';
+import { type AppContext, type ContextOptions, createAppContext } from '../app-context.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -15,11 +15,11 @@ export async function withAppContext<T>(io: CliIo, work: (ctx: AppContext) => Pr
   try {
     return await work(ctx);
   } finally {
-    await ctx.database.close();
+    await ctx.close();
   }
 }
 
-export async function openAppContext(config: Config): Promise<AppContext> {
+export async function openAppContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const database = openDatabase(config.databaseUrl);
   try {
     await migrateToLatest(database);
@@ -28,7 +28,7 @@ export async function openAppContext(config: Config): Promise<AppContext> {
     throw error;
   }
   try {
-    return await createAppContext(config, database);
+    return await createAppContext(config, database, options);
   } catch (error) {
     await database.close();
     throw error;

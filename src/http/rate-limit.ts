@@ -1,11 +1,16 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import { AppError } from '../errors.js';
+import { resilientRateLimitStore } from './rate-limit-store.js';
 import type { Tier } from '../scoring/api-keys.js';
 
 export interface RateLimitSettings {
   windowMs: number;
   tier4: number;
+  /** Shared budgets across processes; null counts per process. */
+  redis: Redis | null;
+  onRejected?: (tier: Tier) => void;
 }
 
 export function tierBudget(tier: Tier, settings: RateLimitSettings): number {
@@ -32,8 +37,10 @@ export async function registerKeyRateLimit(app: FastifyInstance, settings: RateL
     hook: 'preParsing',
     timeWindow: settings.windowMs,
     enableDraftSpec: true,
-    keyGenerator: (request: FastifyRequest) => `key:${request.caller?.keyId ?? 'anonymous'}`,
+    keyGenerator: (request: FastifyRequest) => `key:${request.caller?.prefix ?? 'anonymous'}`,
     max: (request: FastifyRequest) => tierBudget(request.caller?.tier ?? 1, settings),
+    store: resilientRateLimitStore(settings.redis, app.log) as never,
+    onExceeded: (request: FastifyRequest) => settings.onRejected?.(request.caller?.tier ?? 1),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(settings.windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),
   });

@@ -81,6 +81,8 @@ function checkWeights(weights: Record<string, string>): Record<string, string> {
 export interface AccountServiceOptions {
   /** How long a looked-up scorer is reused from memory (submissions and reads look one up each time). */
   scorerCacheTtlMs: number;
+  /** Tells other processes to drop a changed scorer from their caches. */
+  notifyScorerChange?: (scorerId: number) => Promise<void>;
 }
 
 export function accountService(
@@ -144,7 +146,13 @@ export function accountService(
       const row = await repo.updateScorer(id, changes);
       scorerCache.delete(id);
       if (!row) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
+      await options.notifyScorerChange?.(id);
       return toScorer(row);
+    },
+
+    /** Drops a scorer from this process's cache (another process changed it). */
+    forgetScorer(id: number): void {
+      scorerCache.delete(id);
     },
 
     async getScorer(id: number): Promise<Scorer> {

@@ -69,6 +69,8 @@ export interface NewKeyOptions {
 export interface KeyCacheOptions {
   ttlMs: number;
   maxEntries?: number;
+  /** Tells other processes to drop a changed key from their caches. */
+  notifyChange?: (prefix: string) => Promise<void>;
 }
 
 export function apiKeyService(
@@ -119,6 +121,11 @@ export function apiKeyService(
       return { key, apiKey: toApiKey(row) };
     },
 
+    /** Drops a key from this process's cache (another process changed it). */
+    forget(prefix: string): void {
+      cache.delete(prefix);
+    },
+
     async list(accountId?: number): Promise<ApiKey[]> {
       return (await repo.list(accountId)).map(toApiKey);
     },
@@ -126,6 +133,7 @@ export function apiKeyService(
     async revoke(prefix: string): Promise<ApiKey> {
       const row = await repo.revoke(prefix, clock());
       cache.delete(prefix);
+      if (row) await cacheOptions.notifyChange?.(prefix);
       if (!row) {
         const existing = await repo.findByPrefix(prefix);
         if (existing) throw new AppError('invalid_request', `The key ${prefix} is already revoked.`);

@@ -25,6 +25,8 @@ export interface TrustedIssuerOptions {
   developmentIssuer: string | null;
   /** How long the database list is reused before it is read again. */
   cacheTtlMs: number;
+  /** Tells other processes that the trusted list changed. */
+  notifyChange?: () => Promise<void>;
 }
 
 /**
@@ -42,6 +44,7 @@ export function trustedIssuerService(repo: IssuersRepository, options: TrustedIs
       const did = parseIssuerDid(raw);
       if (!(await repo.add(did, note.trim(), clock()))) throw new AppError('invalid_request', `${did} is already trusted.`);
       cached = null;
+      await options.notifyChange?.();
       return { did, source: 'database', note: note.trim() };
     },
 
@@ -51,6 +54,12 @@ export function trustedIssuerService(repo: IssuersRepository, options: TrustedIs
         const why = fixed.has(did) ? ' It is trusted by configuration (TRUSTED_ISSUERS or development), not by the database.' : '';
         throw new AppError('not_found', `${did} is not in the database list of trusted issuers.${why}`);
       }
+      cached = null;
+      await options.notifyChange?.();
+    },
+
+    /** Drops the cached list (another process changed it). */
+    forget(): void {
       cached = null;
     },
 

@@ -19,7 +19,7 @@ export async function createTestApp(kind: DatabaseKind, env: Record<string, stri
   const { test, database } = await openMigratedTestDatabase(kind);
   const dataDir = mkdtempSync(join(tmpdir(), 'stampgate-data-'));
   const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', DATA_DIR: dataDir, ...env, DATABASE_URL: test.url });
-  const ctx = await createAppContext(config, database);
+  const ctx = await createAppContext(config, database, { http: true });
   const app = await buildServer(ctx, { logger: false });
   await app.ready();
   return {
@@ -27,9 +27,8 @@ export async function createTestApp(kind: DatabaseKind, env: Record<string, stri
     ctx,
     test,
     close: async () => {
-      await ctx.worker.stop();
       await app.close();
-      await database.close();
+      await ctx.close();
       await test.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },

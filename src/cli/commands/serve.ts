@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { pino } from 'pino';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
 import { buildServer } from '../../server.js';
@@ -26,9 +27,10 @@ export function serveCommand(program: Command, io: CliIo): void {
     .option('--no-worker', 'serve HTTP only; scoring jobs are left to `stampgate worker` processes')
     .action(async (options: { worker: boolean }) => {
       const config = loadConfig(io.env);
-      const ctx = await openAppContext(config);
+      const logger = pino({ level: config.logLevel });
+      const ctx = await openAppContext(config, { log: logger, http: true });
       const demo = await ensureDemoSetup(ctx);
-      const app = await buildServer(ctx);
+      const app = await buildServer(ctx, { logger });
       await app.listen({ port: config.port, host: config.host });
       const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
       const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
@@ -39,8 +41,7 @@ export function serveCommand(program: Command, io: CliIo): void {
       await untilSignal(async () => {
         app.log.info('shutting down');
         await app.close();
-        await ctx.worker.stop();
-        await ctx.database.close();
+        await ctx.close();
       });
     });
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { pino } from 'pino';
 import { loadConfig } from '../../config.js';
 import { type CliIo, openAppContext } from '../context.js';
 import { untilSignal } from '../shutdown.js';
@@ -8,12 +9,12 @@ export function workerCommand(program: Command, io: CliIo): void {
     .command('worker')
     .description('Run scoring workers only (no HTTP), until SIGTERM/SIGINT')
     .action(async () => {
-      const ctx = await openAppContext(loadConfig(io.env));
+      const config = loadConfig(io.env);
+      const ctx = await openAppContext(config, { log: pino({ level: config.logLevel }) });
       ctx.worker.start();
       io.out(`Scoring worker ${ctx.worker.owner} started.`);
       await untilSignal(async () => {
-        await ctx.worker.stop();
-        await ctx.database.close();
+        await ctx.close();
       });
     });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { apiKeyAuthentication } from '../../http/auth.js';
+import type { Metrics } from '../../http/metrics.js';
 import { registerKeyRateLimit } from '../../http/rate-limit.js';
 import { scoreRoutes } from './score.js';
 import { stakeRoutes } from './stake.js';
@@ -9,9 +10,14 @@ import { signingMessageRoute } from './signing-message.js';
 import { submitPassportRoute } from './submit-passport.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
-export async function scoringRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
   app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
-  await registerKeyRateLimit(app, { windowMs: ctx.config.rateLimitWindowMs, tier4: ctx.config.rateLimitTier4 });
+  await registerKeyRateLimit(app, {
+    windowMs: ctx.config.rateLimitWindowMs,
+    tier4: ctx.config.rateLimitTier4,
+    redis: ctx.redis,
+    onRejected: (tier) => metrics?.rateLimitRejected(tier),
+  });
   signingMessageRoute(app, ctx);
   submitPassportRoute(app, ctx);
   scoreRoutes(app, ctx);

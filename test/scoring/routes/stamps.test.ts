@@ -71,7 +71,7 @@ describe.each(databaseKinds)('GET /registry/stamps/{address} on %s', (kind) => {
     const seen: string[] = [];
     let url: string | null = `/registry/stamps/${address}?limit=4`;
     while (url) {
-      const body = (await get(url)).json();
+      const body: { next: string | null; items: { credential: { credentialSubject: { provider: string } } }[] } = (await get(url)).json();
       seen.push(...providersOf(body));
       url = body.next ? pathOf(body.next) : null;
     }

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export type RedisClient = Redis;
+
+/**
+ * A Redis client that never makes a request wait for Redis: commands fail at
+ * once while it is disconnected (no offline queue) or after a short timeout,
+ * and it keeps reconnecting in the background.
+ */
+export function connectRedis(url: string, onError: (error: Error) => void): Redis {
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 250,
+    connectTimeout: 2000,
+    lazyConnect: false,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  client.on('error', onError);
+  return client;
+}
+
+export type InvalidationTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data';
+
+export interface InvalidationBus {
+  /** Tells every process (this one included) that cached `topic`/`key` data changed. */
+  publish(topic: InvalidationTopic, key: string): Promise<void>;
+  subscribe(handler: (topic: InvalidationTopic, key: string) => void): void;
+  close(): Promise<void>;
+}
+
+const channel = 'stampgate:invalidate';
+
+/**
+ * Cache invalidation across processes over Redis pub/sub; without Redis only
+ * this process hears it (and the caches' short TTLs bound staleness elsewhere).
+ */
+export function invalidationBus(redisUrl: string | null, onError: (error: Error) => void): InvalidationBus {
+  const handlers: ((topic: InvalidationTopic, key: string) => void)[] = [];
+  const deliver = (topic: InvalidationTopic, key: string) => {
+    for (const handler of handlers) handler(topic, key);
+  };
+  if (!redisUrl) {
+    return {
+      publish: async (topic, key) => deliver(topic, key),
+      subscribe: (handler) => void handlers.push(handler),
+      close: async () => {},
+    };
+  }
+  // Each bus has its own id: it has already delivered its own messages locally.
+  const busId = randomUUID();
+  const publisher = connectRedis(redisUrl, onError);
+  let subscriber: Redis | null = null;
+  return {
+    async publish(topic, key) {
+      deliver(topic, key);
+      try {
+        await publisher.publish(channel, JSON.stringify({ topic, key, from: busId }));
+      } catch (error) {
+        onError(error as Error);
+      }
+    },
+    subscribe(handler) {
+      handlers.push(handler);
+      if (subscriber) return;
+      // A subscribed connection may queue its SUBSCRIBE until Redis is reachable.
+      subscriber = new Redis(redisUrl, { retryStrategy: (attempt) => Math.min(attempt * 200, 2000), maxRetriesPerRequest: null });
+      subscriber.on('error', onError);
+      subscriber.on('message', (_channel: string, message: string) => {
+        try {
+          const { topic, key, from } = JSON.parse(message) as { topic: InvalidationTopic; key: string; from: string };
+          if (from !== busId) deliver(topic, key);
+        } catch {
+          // Not one of ours; ignore.
+        }
+      });
+      void subscriber.subscribe(channel).catch(onError);
+    },
+    async close() {
+      publisher.disconnect();
+      subscriber?.disconnect();
+    },
+  };
+}
