@@ -143,3 +143,19 @@ function shortError(error: unknown): string {
   if (name === 'AppError') return (error as Error).message;
   return 'Scoring failed because of an internal error; it was retried and gave up.';
 }
+
+interface WorkerLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Log lines of a worker's jobs: debug per job (with timings), a warning per failure. */
+export function logWorkerEvents(worker: ScoringWorker, log: WorkerLog): void {
+  worker.on('started', (job: ScoringJobRow) =>
+    log.debug({ owner: worker.owner, scorerId: job.scorer_id, address: job.address, attempt: job.attempts, at: Date.now() }, 'scoring job started'),
+  );
+  worker.on('settled', (settled: JobSettled) =>
+    log.debug({ owner: worker.owner, ...settled, at: Date.now() }, 'scoring job settled'),
+  );
+  worker.on('failure', (error: Error) => log.warn({ owner: worker.owner, err: error?.message }, 'scoring job attempt failed'));
+}

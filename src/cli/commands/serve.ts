@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
+import { logWorkerEvents } from '../../scoring/scoring-worker.js';
 import { buildServer } from '../../server.js';
 import { type CliIo, openAppContext } from '../context.js';
 import { untilSignal } from '../shutdown.js';
@@ -37,7 +38,10 @@ export function serveCommand(program: Command, io: CliIo): void {
       if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
       io.out(`Stampgate is serving ${baseUrl} (API docs at ${baseUrl}/docs).`);
 
-      if (options.worker) ctx.worker.start();
+      if (options.worker) {
+        logWorkerEvents(ctx.worker, logger);
+        ctx.worker.start();
+      }
       await untilSignal(async () => {
         app.log.info('shutting down');
         await app.close();
