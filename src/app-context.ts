@@ -52,6 +52,7 @@ export async function createAppContext(config: Config, database: Database, optio
   const accountsRepo = accountsRepository(database.db);
   const accounts = accountService(accountsRepo, {
     scorerCacheTtlMs: config.apiKeyCacheTtlMs,
+    defaultThreshold: catalogue.threshold,
     notifyScorerChange: (id) => bus.publish('scorer', String(id)),
   });
   const issuers = trustedIssuerService(issuersRepository(database.db), {

@@ -30,7 +30,6 @@ export interface ScorerSettings {
 }
 
 const decimalPattern = /^\d+(\.\d+)?$/;
-const defaultThreshold = '20';
 
 export function toScorer(row: ScorerRow): Scorer {
   return {
@@ -81,6 +80,8 @@ function checkWeights(weights: Record<string, string>): Record<string, string> {
 export interface AccountServiceOptions {
   /** How long a looked-up scorer is reused from memory (submissions and reads look one up each time). */
   scorerCacheTtlMs: number;
+  /** Threshold of a new scorer when none is given (the catalogue's). */
+  defaultThreshold?: string;
   /** Tells other processes to drop a changed scorer from their caches. */
   notifyScorerChange?: (scorerId: number) => Promise<void>;
 }
@@ -127,7 +128,7 @@ export function accountService(
         account_id: accountId,
         name: checkName(settings.name, 'scorer'),
         type: checkType(settings.type ?? 'weighted'),
-        threshold: checkThreshold(settings.threshold ?? defaultThreshold),
+        threshold: checkThreshold(settings.threshold ?? options.defaultThreshold ?? '20'),
         weights: JSON.stringify(checkWeights(settings.weights ?? {})),
         requires_signature: settings.requiresSignature ? 1 : 0,
         created_at: now,

@@ -30,7 +30,7 @@ export function scorersCommand(program: Command, io: CliIo): void {
     .requiredOption('--account <id>', 'owning account id', positiveInteger)
     .requiredOption('--name <name>', 'scorer name')
     .option('--type <type>', 'weighted or binary', 'weighted')
-    .option('--threshold <decimal>', 'threshold of a binary scorer', '20')
+    .option('--threshold <decimal>', 'threshold of a binary scorer (default: the catalogue’s, 20 as shipped)')
     .option('--requires-signature', 'require a wallet signature on every submission')
     .option('--weight <provider=weight>', 'override a provider weight (repeatable)', weightEntry)
     .option('--json', 'machine-readable output')
