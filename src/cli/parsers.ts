@@ -20,3 +20,8 @@ export function weightEntry(value: string, previous: Record<string, string> = {}
   }
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
+
+export function addressArgument(value: string): string {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not 0x followed by 40 hexadecimal digits.`);
+  return value.toLowerCase();
+}

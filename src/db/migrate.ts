@@ -1,15 +1,25 @@
-import { Migrator, type MigrationResult } from 'kysely';
+import { Migrator, type MigrationResult, sql } from 'kysely';
 import type { Database } from './connection.js';
 import { allMigrations } from './migrations/index.js';
 
-function migratorFor(database: Database): Migrator {
+async function migratorFor(database: Database): Promise<Migrator> {
   const migrations = allMigrations(database.dialect);
-  return new Migrator({ db: database.db, provider: { getMigrations: async () => migrations } });
+  // On PostgreSQL the bookkeeping tables live in the connection's own schema, so that
+  // databases holding several Stampgate schemas (search_path per deployment) never mix them up.
+  const schema =
+    database.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema
+      : undefined;
+  return new Migrator({
+    db: database.db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
 }
 
 /** Applies every pending migration; returns the names applied. */
 export async function migrateToLatest(database: Database): Promise<string[]> {
-  const { error, results } = await migratorFor(database).migrateToLatest();
+  const { error, results } = await (await migratorFor(database)).migrateToLatest();
   if (error) {
     const failed = results?.find((r: MigrationResult) => r.status === 'Error');
     throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
@@ -19,6 +29,6 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
 
 /** Names of migrations not yet applied (empty when the schema is current). */
 export async function pendingMigrations(database: Database): Promise<string[]> {
-  const known = await migratorFor(database).getMigrations();
+  const known = await (await migratorFor(database)).getMigrations();
   return known.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }

@@ -42,13 +42,14 @@ export function trustedIssuerService(repo: IssuersRepository, options: TrustedIs
   return {
     async add(raw: string, note = ''): Promise<TrustedIssuer> {
       const did = parseIssuerDid(raw);
+      if (fixed.has(did)) throw new AppError('invalid_request', `${did} is already trusted by configuration (${fixed.get(did)}).`);
       if (!(await repo.add(did, note.trim(), clock()))) throw new AppError('invalid_request', `${did} is already trusted.`);
       cached = null;
       await options.notifyChange?.();
       return { did, source: 'database', note: note.trim() };
     },
 
-    async remove(raw: string): Promise<void> {
+    async remove(raw: string): Promise<string> {
       const did = parseIssuerDid(raw);
       if (!(await repo.remove(did))) {
         const why = fixed.has(did) ? ' It is trusted by configuration (TRUSTED_ISSUERS or development), not by the database.' : '';
@@ -56,6 +57,7 @@ export function trustedIssuerService(repo: IssuersRepository, options: TrustedIs
       }
       cached = null;
       await options.notifyChange?.();
+      return did;
     },
 
     /** Drops the cached list (another process changed it). */

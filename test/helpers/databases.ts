@@ -33,8 +33,7 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  const base = inject('postgresUrl');
-  if (!base) throw new Error('PostgreSQL is not available in this run');
+  const base = await fileDatabaseUrl();
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: base });
   await client.connect();
@@ -53,6 +52,31 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
       await dropper.end();
     },
   };
+}
+
+let fileDatabase: Promise<string> | null = null;
+
+/**
+ * One PostgreSQL database per test file, created on first use (test files run in
+ * parallel; tests within a file do not). Schema introspection during migrations
+ * reads every schema of a database, which must not race with another file
+ * dropping its schemas. The run's global teardown drops these databases.
+ */
+function fileDatabaseUrl(): Promise<string> {
+  fileDatabase ??= (async () => {
+    const runUrl = inject('postgresUrl');
+    if (!runUrl) throw new Error('PostgreSQL is not available in this run');
+    const runName = new URL(runUrl).pathname.slice(1);
+    const name = `${runName}_f${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: runUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(runUrl);
+    url.pathname = `/${name}`;
+    return url.toString();
+  })();
+  return fileDatabase;
 }
 
 /** Creates, opens and migrates a test database in one step. */

@@ -53,7 +53,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   url.pathname = `/${name}`;
   project.provide('postgresUrl', url.toString());
   return async () => {
-    await admin.query(`drop database if exists ${name} with (force)`);
+    // Test files made databases of their own, named after this run's.
+    const { rows } = await admin.query<{ datname: string }>('select datname from pg_database where datname like $1', [`${name}%`]);
+    for (const row of rows) await admin.query(`drop database if exists ${row.datname} with (force)`);
     await admin.end();
   };
 }

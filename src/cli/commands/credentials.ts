@@ -2,18 +2,25 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { AppError } from '../../errors.js';
 import { issueCredential } from '../../scoring/dev-issuer.js';
 import { type CliIo, report, withAppContext } from '../context.js';
+import { addressArgument } from '../parsers.js';
 
 const units: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+// Ten years: a credential must expire in a year that ISO 8601 can write.
+const longestValidityMs = 3650 * 86_400_000;
+
 export function duration(value: string): number {
-  const match = /^(\d+)([smhd])$/.exec(value);
-  if (!match || Number(match[1]) === 0) throw new InvalidArgumentError(`"${value}" is not a duration such as 90d, 12h or 30m.`);
-  return Number(match[1]) * (units[match[2] as string] as number);
+  const match = /^(\d{1,12})([smhd])$/.exec(value);
+  const ms = match ? Number(match[1]) * (units[match[2] as string] as number) : 0;
+  if (!match || ms === 0 || ms > longestValidityMs) {
+    throw new InvalidArgumentError(`"${value}" is not a duration from 1s to 3650d, such as 90d, 12h or 30m.`);
+  }
+  return ms;
 }
 
-function address(value: string): string {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not 0x followed by 40 hexadecimal digits.`);
-  return value.toLowerCase();
+function nullifier(value: string, previous: string[] = []): string[] {
+  if (value.trim() === '') throw new InvalidArgumentError('A nullifier cannot be empty.');
+  return [...previous, value];
 }
 
 export function credentialsCommand(program: Command, io: CliIo): void {
@@ -22,10 +29,10 @@ export function credentialsCommand(program: Command, io: CliIo): void {
   credentials
     .command('issue')
     .description('Sign a stamp credential with the local development issuer key and print it')
-    .requiredOption('--address <address>', 'the stamp holder', address)
+    .requiredOption('--address <address>', 'the stamp holder', addressArgument)
     .requiredOption('--provider <provider>', 'provider id, e.g. Google')
     .option('--expires-in <duration>', 'validity, e.g. 90d, 12h', duration, 90 * units.d!)
-    .option('--nullifier <value...>', 'nullifier(s) to use instead of the derived one')
+    .option('--nullifier <value...>', 'nullifier(s) to use instead of the derived one', nullifier)
     .option('--import', 'also store it, as `stamps import` would')
     .option('--json', 'print only the credential (or, with --import, the credential and the outcome) as JSON')
     .action(async (options: { address: string; provider: string; expiresIn: number; nullifier?: string[]; import?: boolean; json?: boolean }) => {

@@ -32,7 +32,7 @@ export function issuersCommand(program: Command, io: CliIo): void {
     .argument('<did>', 'issuer DID')
     .option('--json', 'machine-readable output')
     .action(async (did: string, options: { json?: boolean }) => {
-      await withAppContext(io, (ctx) => ctx.issuers.remove(did));
-      report(io, !!options.json, { removed: did.toLowerCase() }, () => [`No longer trusting ${did.toLowerCase()}.`]);
+      const removed = await withAppContext(io, (ctx) => ctx.issuers.remove(did));
+      report(io, !!options.json, { removed }, () => [`No longer trusting ${removed}.`]);
     });
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { AppError } from '../../errors.js';
 import { type CliIo, report, withAppContext } from '../context.js';
+import { addressArgument } from '../parsers.js';
 
 export async function readJsonFile(file: string): Promise<unknown> {
   let text: string;
@@ -39,8 +40,8 @@ export function stampsCommand(program: Command, io: CliIo): void {
   stamps
     .command('revoke')
     .description('Revoke stamps: they stop counting at the next scoring and cannot be stored again')
-    .option('--digest <digest>', 'the stamp with this credential digest')
-    .option('--address <address>', 'the stamps of this address')
+    .option('--digest <digest>', 'the stamp with this credential digest', (v: string) => v.toLowerCase())
+    .option('--address <address>', 'the stamps of this address', addressArgument)
     .option('--provider <provider>', 'with --address: only this provider')
     .option('--json', 'machine-readable output')
     .action(async (options: { digest?: string; address?: string; provider?: string; json?: boolean }) => {
@@ -51,7 +52,7 @@ export function stampsCommand(program: Command, io: CliIo): void {
   stamps
     .command('list')
     .description('List the stored stamps of an address, newest first')
-    .requiredOption('--address <address>', 'wallet address')
+    .requiredOption('--address <address>', 'wallet address', addressArgument)
     .option('--json', 'machine-readable output')
     .action(async (options: { address: string; json?: boolean }) => {
       const list = await withAppContext(io, (ctx) => ctx.stamps.listForOperator(options.address));
