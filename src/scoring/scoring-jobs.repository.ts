@@ -23,6 +23,20 @@ export function scoringJobsRepository({ db, dialect }: Database) {
      */
     async enqueue(scorerId: number, address: string, now: number): Promise<void> {
       await db.transaction().execute(async (trx) => {
+        // The job row is locked before the score row, in the same order as completion and failure,
+        // so that a submission racing a completion waits instead of deadlocking.
+        await trx
+          .insertInto('scoring_jobs')
+          .values({ scorer_id: scorerId, address, state: 'queued', generation: 1, attempts: 0, run_after: now, created_at: now })
+          .onConflict((oc) =>
+            oc.columns(['scorer_id', 'address']).doUpdateSet((eb) => ({
+              generation: eb('scoring_jobs.generation', '+', 1),
+              attempts: 0,
+              run_after: now,
+              last_error: null,
+            })),
+          )
+          .execute();
         await trx
           .insertInto('scores')
           .values({ scorer_id: scorerId, address, status: 'PROCESSING', score: null, evidence: null, error: null, last_score_timestamp: now })
@@ -34,18 +48,6 @@ export function scoringJobsRepository({ db, dialect }: Database) {
               error: null,
               last_score_timestamp: now,
             }),
-          )
-          .execute();
-        await trx
-          .insertInto('scoring_jobs')
-          .values({ scorer_id: scorerId, address, state: 'queued', generation: 1, attempts: 0, run_after: now, created_at: now })
-          .onConflict((oc) =>
-            oc.columns(['scorer_id', 'address']).doUpdateSet((eb) => ({
-              generation: eb('scoring_jobs.generation', '+', 1),
-              attempts: 0,
-              run_after: now,
-              last_error: null,
-            })),
           )
           .execute();
       });
@@ -99,10 +101,18 @@ export function scoringJobsRepository({ db, dialect }: Database) {
           const current = await lockJob(trx, job.id);
           if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
           if (current.generation !== current.claimed_generation) throw new RunAgain();
-          for (const claim of outcome.claims) {
+          if (outcome.claims.length > 0) {
+            // One statement for every hold; a nullifier another live address holds is not returned.
             const taken = await trx
               .insertInto('nullifier_holds')
-              .values({ scorer_id: job.scorer_id, nullifier: claim.nullifier, address: job.address, expires_at: claim.expiresAt })
+              .values(
+                outcome.claims.map((claim) => ({
+                  scorer_id: job.scorer_id,
+                  nullifier: claim.nullifier,
+                  address: job.address,
+                  expires_at: claim.expiresAt,
+                })),
+              )
               .onConflict((oc) =>
                 oc
                   .columns(['scorer_id', 'nullifier'])
@@ -112,8 +122,8 @@ export function scoringJobsRepository({ db, dialect }: Database) {
                   ),
               )
               .returning('nullifier')
-              .executeTakeFirst();
-            if (!taken) throw new RunAgain();
+              .execute();
+            if (taken.length !== outcome.claims.length) throw new RunAgain();
           }
           await trx
             .updateTable('scores')
@@ -141,6 +151,15 @@ export function scoringJobsRepository({ db, dialect }: Database) {
       await db.transaction().execute(async (trx) => {
         const current = await lockJob(trx, job.id);
         if (!current || current.lease_owner !== owner) return;
+        if (current.generation !== current.claimed_generation) {
+          // A newer submission arrived during this attempt: it deserves fresh attempts of its own.
+          await trx
+            .updateTable('scoring_jobs')
+            .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now, attempts: 0, last_error: error })
+            .where('id', '=', job.id)
+            .execute();
+          return;
+        }
         if (retryAt !== null) {
           await trx
             .updateTable('scoring_jobs')

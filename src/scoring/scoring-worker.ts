@@ -34,7 +34,7 @@ export class ScoringWorker extends EventEmitter {
   readonly #inFlight = new Set<Promise<void>>();
   #running = false;
   #timer: NodeJS.Timeout | null = null;
-  #pumping = false;
+  #pumping: Promise<void> | null = null;
   #pumpAgain = false;
 
   constructor(jobs: ScoringJobsRepository, score: ScoreFn, options: ScoringWorkerOptions, clock: () => number = Date.now) {
@@ -59,7 +59,12 @@ export class ScoringWorker extends EventEmitter {
       this.#pumpAgain = true;
       return;
     }
-    void this.#pump();
+    const pumping = this.#pump();
+    this.#pumping = pumping;
+    void pumping.finally(() => {
+      if (this.#pumping === pumping) this.#pumping = null;
+      this.#schedulePoll();
+    });
   }
 
   /** Stops taking jobs and waits for the ones in hand to finish. */
@@ -67,17 +72,22 @@ export class ScoringWorker extends EventEmitter {
     this.#running = false;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
+    // A claim may be on its way back from the database; it is released, not left leased.
+    await this.#pumping;
     await Promise.allSettled([...this.#inFlight]);
   }
 
   async #pump(): Promise<void> {
-    this.#pumping = true;
     try {
       do {
         this.#pumpAgain = false;
         while (this.#running && this.#inFlight.size < this.#options.concurrency) {
           const job = await this.#claim();
           if (!job) break;
+          if (!this.#running) {
+            await this.#jobs.release(job, this.owner, this.#clock()).catch((error) => this.emit('failure', error));
+            break;
+          }
           const run = this.#run(job).finally(() => {
             this.#inFlight.delete(run);
             this.notify();
@@ -85,9 +95,8 @@ export class ScoringWorker extends EventEmitter {
           this.#inFlight.add(run);
         }
       } while (this.#pumpAgain && this.#running);
-    } finally {
-      this.#pumping = false;
-      this.#schedulePoll();
+    } catch (error) {
+      this.emit('failure', error);
     }
   }
 
