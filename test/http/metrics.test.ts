@@ -14,7 +14,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
   let t: TestApp;
   beforeEach(async () => {
-    t = await createTestApp(kind);
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000' });
   });
   afterEach(async () => t.close());
 

@@ -19,7 +19,8 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
   }
 
   beforeEach(async () => {
-    t = await createTestApp(kind);
+    // A generous wait budget: a loaded machine must not turn DONE into PROCESSING; the wait ends as soon as scoring does.
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000' });
     t.ctx.worker.start();
     const seeded = await seedAccount(t.ctx);
     key = seeded.key;
