@@ -80,10 +80,16 @@ export async function createAppContext(config: Config, database: Database, optio
     ttlMs: config.apiKeyCacheTtlMs,
     notifyChange: (prefix) => bus.publish('api_key', prefix),
   });
+  const staking = createStakingServices(config, database);
+  const publicData = createPublicDataServices(config, database);
+  publicData.cache.announce = async (prefixes) => {
+    for (const prefix of prefixes) await bus.publish('public_data', prefix);
+  };
   bus.subscribe((topic, key) => {
     if (topic === 'api_key') apiKeys.forget(key);
     else if (topic === 'scorer') accounts.forgetScorer(Number(key));
     else if (topic === 'issuers') issuers.forget();
+    else if (topic === 'public_data') void publicData.cache.forget([key]);
   });
   return {
     config,
@@ -95,9 +101,10 @@ export async function createAppContext(config: Config, database: Database, optio
     apiKeys,
     bus,
     redis,
-    /** Stops the worker and closes every connection this context opened. */
+    /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       await worker.stop();
+      await staking.indexer?.stop();
       await bus.close();
       redis?.disconnect();
       await database.close();
@@ -107,8 +114,8 @@ export async function createAppContext(config: Config, database: Database, optio
     stamps,
     stampPages: stampPageService(stampsRepo, catalogue),
     wallet: createWalletServices(config, database, { stamps }),
-    staking: createStakingServices(config, database),
-    publicData: createPublicDataServices(config, database),
+    staking,
+    publicData,
     jobs,
     worker,
     scores: scoreService(scoresRepository(database.db), jobs, worker, {

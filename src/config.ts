@@ -178,7 +178,7 @@ const settings: { [K in keyof Config]: Setting<K> } = {
   nonceTtlSeconds: {
     key: 'nonceTtlSeconds',
     name: 'NONCE_TTL_SECONDS',
-    description: 'How long a nonce from `GET /registry/signing-message` can be used',
+    description: 'How long a nonce can be used: from `GET /registry/signing-message` and the Sign-In with Ethereum nonce of `GET /registry/wallet/siwe-nonce`',
     defaultText: '600',
     parse: integer('NONCE_TTL_SECONDS', 10, 86_400, 600),
   },

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { createLogger } from './logger.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './app-context.js';
-import { registerErrorHandling } from './http/errors.js';
+import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { createMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
+import { addSafeIntegerKeyword } from './http/schemas.js';
 import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
 import { scoringRoutes } from './scoring/routes/index.js';
@@ -20,7 +21,7 @@ export interface BuildOptions {
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger ?? pino({ level: ctx.config.logLevel }) }),
+    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger ?? createLogger(ctx.config.logLevel) }),
     bodyLimit: ctx.config.bodyLimitBytes,
     trustProxy: true,
     genReqId: (request) => {
@@ -29,8 +30,16 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     },
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false },
+      plugins: [addSafeIntegerKeyword],
     },
+    // Past Fastify's default of 100 a long path parameter would be a 414 from the router instead of
+    // the parameter's own validation error (an overlong address is an invalid address).
+    routerOptions: { maxParamLength: 16_384 },
+    frameworkErrors: sendFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Bodies are JSON only; without this Fastify would hand a text/plain body to the JSON routes as a string.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

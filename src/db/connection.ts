@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DialectName } from './dialect.js';
 import type { Tables } from './tables.js';
@@ -77,4 +77,25 @@ function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500): Ky
       return statement;
     },
   };
+}
+
+/**
+ * A transaction that writes. On SQLite it starts with `BEGIN IMMEDIATE`: a deferred
+ * transaction that reads first and writes later fails at once with SQLITE_BUSY when
+ * another process holds the write lock, whereas an immediate one waits for it
+ * (busy_timeout). PostgreSQL runs a plain transaction.
+ */
+export async function writeTransaction<T>({ db, dialect }: Database, work: (trx: Db) => Promise<T>): Promise<T> {
+  if (dialect === 'postgres') return db.transaction().execute(work);
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const result = await work(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+  });
 }

@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, CreateTableBuilder } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type RawBuilder, type SqlBool, sql } from 'kysely';
 
 /**
  * The one place where SQLite and PostgreSQL differ. Everything else (schema,
@@ -26,4 +26,41 @@ export const timeColumnType = 'bigint' as const;
  */
 export function lockSkippingLocked<Q extends { forUpdate(): Q; skipLocked(): Q }>(dialect: DialectName, query: Q): Q {
   return dialect === 'postgres' ? query.forUpdate().skipLocked() : query;
+}
+
+/**
+ * Text column type whose ordering is by code point on both databases: SQLite's
+ * default BINARY collation does this already; PostgreSQL's default collation
+ * follows the locale (case and punctuation folded), so it is pinned to "C".
+ * Used for every text column a list can be ordered by, and for addresses.
+ */
+export function orderedTextType(dialect: DialectName): 'text' | RawBuilder<unknown> {
+  return dialect === 'postgres' ? sql`text collate "C"` : 'text';
+}
+
+/** Escapes `%`, `_` and `\` for a LIKE pattern used with `escape '\'`. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * `column` contains `text`, ignoring case: `ILIKE` on PostgreSQL, `LIKE` on
+ * SQLite (case-insensitive for ASCII by default). `text` is matched literally.
+ */
+export function containsInsensitive(dialect: DialectName, column: Expression<unknown>, text: string): RawBuilder<SqlBool> {
+  const pattern = `%${escapeLike(text)}%`;
+  return dialect === 'postgres'
+    ? sql<SqlBool>`${column} ilike ${pattern} escape '\\'`
+    : sql<SqlBool>`${column} like ${pattern} escape '\\'`;
+}
+
+/**
+ * `column` in a WHERE clause that must not pick the index: SQLite's planner
+ * prefers an equality index (then sorts) over walking the ORDER BY index and
+ * stopping at LIMIT, which is far slower for a list; the unary `+` makes the
+ * column an expression there. PostgreSQL weighs the LIMIT itself and gets the
+ * plain column.
+ */
+export function notIndexed(dialect: DialectName, column: string): RawBuilder<unknown> {
+  return dialect === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
 }

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AppError, type ErrorCode } from '../errors.js';
 
@@ -65,6 +67,8 @@ const fastifyCodes: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_json', 'The request body is empty but its content type is JSON.'],
   FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_json', 'The request body is not valid JSON.'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'The Content-Length header does not match the body.'],
+  FST_ERR_BAD_URL: ['invalid_request', 'The URL path is not valid percent-encoded UTF-8.'],
+  FST_ERR_MAX_PARAM_LENGTH: ['uri_too_long', 'A path segment is longer than any this server accepts.'],
 };
 
 export function toAppError(error: unknown): AppError | null {
@@ -85,15 +89,47 @@ export function toAppError(error: unknown): AppError | null {
   return null;
 }
 
+function sendError(appError: AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  request.log.info({ code: appError.code }, appError.message);
+  return reply.code(appError.status).headers(appError.headers).send({ detail: appError.message, code: appError.code });
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised while routing (a path that does not
+ * decode, an overlong path parameter) before any handler or hook, with the standard body.
+ */
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void sendError(toAppError(error) ?? new AppError('invalid_request', 'The request could not be understood.'), request, reply);
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: requests Node's HTTP parser refuses, answered on the
+ * raw socket (there is no request object yet) with the standard body.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new AppError('request_timeout', 'The request was not received in time.')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('headers_too_large', 'The request headers are larger than this server accepts.')
+        : new AppError('invalid_request', 'The request is not valid HTTP.');
+  const body = JSON.stringify({ detail: appError.message, code: appError.code });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.addSchema(ErrorBody);
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
-    if (appError) {
-      request.log.info({ code: appError.code }, appError.message);
-      return reply.code(appError.status).headers(appError.headers).send({ detail: appError.message, code: appError.code });
-    }
+    if (appError) return sendError(appError, request, reply);
     request.log.error({ err: error }, 'unexpected error');
     return reply
       .code(500)

@@ -10,16 +10,24 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         title: 'Stampgate',
         version,
         description:
-          'Passport scoring service (`/registry/…`, authenticated with `X-API-KEY`) and the public data API. ' +
+          'Passport scoring service (`/registry/…`, authenticated with `X-API-KEY`), wallet-side stamp writing ' +
+          '(`/registry/wallet/…`, a Sign-In with Ethereum session token) and the public data API (`/api/v0.1/…`). ' +
           'Every error is `{"detail","code"}`.',
       },
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+          walletSession: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Session token from POST /registry/wallet/session (Sign-In with Ethereum).',
+          },
         },
       },
       tags: [
         { name: 'scoring', description: 'Passport scoring service' },
+        { name: 'wallet', description: 'A wallet owner signs in and writes its own stamps' },
+        { name: 'public data', description: 'Grants, bounties, contributor exports and the legacy bounty read' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },

@@ -1,4 +1,23 @@
 import { Type } from '@sinclair/typebox';
+import type { Ajv } from 'ajv';
+
+/**
+ * Ajv checks `minimum`/`maximum` of finite numbers only, and its query-string coercion turns
+ * "1e400" or "Infinity" into Infinity, so bounds alone let those through. Integer inputs carry
+ * this keyword (through `Integer` below) to refuse anything that is not a safe integer.
+ */
+export function addSafeIntegerKeyword(ajv: Ajv): Ajv {
+  return ajv.addKeyword({
+    keyword: 'x-safe-integer',
+    // No `type: 'number'`: Ajv runs number keywords on finite numbers only, which is the gap.
+    schemaType: 'boolean',
+    errors: false,
+    validate: (enabled: boolean, data: unknown) => !enabled || typeof data !== 'number' || Number.isSafeInteger(data),
+  });
+}
+
+/** An integer input: a TypeBox integer that also refuses non-finite and unsafe values. */
+export const Integer = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer({ ...options, 'x-safe-integer': true });
 
 /** Schemas shared by several routes; the error handler maps violations of these to their own codes. */
 export const AddressSchema = Type.String({
@@ -7,8 +26,8 @@ export const AddressSchema = Type.String({
   examples: ['0x85b0f0e5d5c5f0ba5b3a4e1ed6e4a1e8ff0e2c4b'],
 });
 
-export const LimitSchema = Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Items per response (at most 1000).' });
+export const LimitSchema = Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Items per response (at most 1000).' });
 
-export const OffsetSchema = Type.Integer({ minimum: 0, default: 0, description: 'Items to skip.' });
+export const OffsetSchema = Integer({ minimum: 0, default: 0, description: 'Items to skip.' });
 
 export const ScorerIdSchema = Type.String({ pattern: '^[0-9]{1,15}$', description: 'Scorer identifier (a positive integer).' });

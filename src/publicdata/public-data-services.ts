@@ -1,11 +1,67 @@
-import type { Config } from '../config.js';
+import { randomBytes } from 'node:crypto';
+import { type Config, ConfigError } from '../config.js';
 import type { Database } from '../db/connection.js';
+import { bountiesRepository } from './bounties.repository.js';
+import { bountyService } from './bounties.js';
+import { MemoryPublicCacheStore, PublicCache, type PublicCacheStore } from './cache.js';
+import { exportAuthService } from './export-auth.js';
+import { exportCredentialsRepository } from './export-credentials.repository.js';
+import { exportService } from './exports.js';
+import { exportsRepository } from './exports.repository.js';
+import { grantsRepository } from './grants.repository.js';
+import { grantService } from './grants.js';
+import { importService, type ImportResult } from './import.js';
+import { oauthLogin } from './oauth.js';
+
+/**
+ * Settings the public data API cannot be served with. In production the session
+ * cookie secret must be stable across restarts and processes, so a configured
+ * login without SESSION_SECRET refuses to start: `publicDataRoutes` calls this
+ * while the server is built, and `stampgate serve` exits with code 2 and the
+ * message (a ConfigError). CLI commands that serve nothing are not affected.
+ */
+export function checkPublicDataConfig(config: Config): void {
+  const problems: string[] = [];
+  if (config.publicDataApiEnabled && config.oauthClientId !== null) {
+    if (config.env === 'production' && config.sessionSecret === null) {
+      problems.push(
+        'SESSION_SECRET must be set (at least 32 characters) in production when OAUTH_CLIENT_ID enables the grant team login',
+      );
+    }
+    if (config.oauthClientSecret === null) problems.push('OAUTH_CLIENT_SECRET must be set when OAUTH_CLIENT_ID is set');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+export interface PublicDataOptions {
+  /** Storage of cached responses; in memory (per process) by default. */
+  cacheStore?: PublicCacheStore;
+  clock?: () => number;
+}
 
 /** Grants, bounties, exports, export authentication and the legacy bounty read. */
-export function createPublicDataServices(config: Config, database: Database) {
-  void config;
-  void database;
-  return {};
+export function createPublicDataServices(config: Config, database: Database, options: PublicDataOptions = {}) {
+  const clock = options.clock ?? Date.now;
+  const cache = new PublicCache(options.cacheStore ?? new MemoryPublicCacheStore({ clock }), config.publicCacheTtlSeconds, clock);
+  const exportAuth = exportAuthService(exportCredentialsRepository(database.db), clock);
+  const imports = importService(database, cache, clock);
+  return {
+    cache,
+    /** Signs session cookies: SESSION_SECRET, or random per process (development; sessions end with the process). */
+    sessionSecret: config.sessionSecret ?? randomBytes(32).toString('base64url'),
+    bounties: bountyService(bountiesRepository(database.db, database.dialect), cache, clock),
+    grants: grantService(grantsRepository(database.db, database.dialect), cache),
+    exports: exportService(exportsRepository(database.db), exportAuth, cache, clock),
+    exportAuth,
+    login: oauthLogin(config, clock),
+    imports,
+
+    /** In development, loads assets/demo-public-data.json into a database without public data; null otherwise. */
+    async loadDemoDataIfEmpty(): Promise<ImportResult | null> {
+      if (config.env !== 'development') return null;
+      return imports.loadDemoDataIfEmpty();
+    },
+  };
 }
 
 export type PublicDataServices = ReturnType<typeof createPublicDataServices>;

@@ -86,6 +86,11 @@ export interface AccountServiceOptions {
   notifyScorerChange?: (scorerId: number) => Promise<void>;
 }
 
+/** Whether `id` can name a scorer at all: scorer ids are 32-bit integer columns, and a larger number must not reach SQL. */
+export function isScorerId(id: number): boolean {
+  return Number.isSafeInteger(id) && id >= 1 && id <= 2_147_483_647;
+}
+
 export function accountService(
   repo: AccountsRepository,
   options: AccountServiceOptions = { scorerCacheTtlMs: 0 },
@@ -94,6 +99,7 @@ export function accountService(
   const scorerCache = new Map<number, { scorer: Scorer | null; readAt: number }>();
 
   async function findScorer(id: number): Promise<Scorer | null> {
+    if (!isScorerId(id)) return null;
     const now = clock();
     const cached = scorerCache.get(id);
     if (cached && now - cached.readAt < options.scorerCacheTtlMs) return cached.scorer;

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { AppError } from '../errors.js';
+import { isScorerId } from './accounts.js';
 import type { ScoreStatus } from '../db/tables.js';
 import type { ThresholdScoreCheck } from './engine.js';
 import type { ScoringJobsRepository } from './scoring-jobs.repository.js';
@@ -99,7 +100,7 @@ export function scoreService(
     },
 
     async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreList> {
-      const found = await scores.findForAccount(scorerId, accountId, address);
+      const found = isScorerId(scorerId) ? await scores.findForAccount(scorerId, accountId, address) : { scorerFound: false, score: undefined };
       if (!found.scorerFound) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
       if (!found.score) throw new AppError('not_submitted', `The address ${address} has not been submitted to scorer ${scorerId}.`);
       return { items: [toScoreRecord(found.score)], count: 1 };

@@ -1,4 +1,4 @@
-import type { Database } from '../db/connection.js';
+import { type Database, writeTransaction } from '../db/connection.js';
 import { lockSkippingLocked } from '../db/dialect.js';
 import type { ScoringJobsTable } from '../db/tables.js';
 
@@ -14,7 +14,8 @@ export interface ScoringOutcome {
 /** Rolls the completion back so the job is queued to run again. */
 class RunAgain extends Error {}
 
-export function scoringJobsRepository({ db, dialect }: Database) {
+export function scoringJobsRepository(database: Database) {
+  const { db, dialect } = database;
   return {
     /**
      * Records a submission: the score row goes to PROCESSING and the job is
@@ -22,7 +23,7 @@ export function scoringJobsRepository({ db, dialect }: Database) {
      * bumped so that concurrent submissions share it.
      */
     async enqueue(scorerId: number, address: string, now: number): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(database, async (trx) => {
         // The job row is locked before the score row, in the same order as completion and failure,
         // so that a submission racing a completion waits instead of deadlocking.
         await trx
@@ -55,7 +56,7 @@ export function scoringJobsRepository({ db, dialect }: Database) {
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */
     async claimNext(owner: string, now: number, leaseMs: number): Promise<ScoringJobRow | undefined> {
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(database, async (trx) => {
         const due = lockSkippingLocked(
           dialect,
           trx
@@ -97,7 +98,7 @@ export function scoringJobsRepository({ db, dialect }: Database) {
      */
     async complete(job: ScoringJobRow, owner: string, now: number, outcome: ScoringOutcome): Promise<'done' | 'rerun' | 'lost'> {
       try {
-        return await db.transaction().execute(async (trx) => {
+        return await writeTransaction(database, async (trx) => {
           const current = await lockJob(trx, job.id);
           if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
           if (current.generation !== current.claimed_generation) throw new RunAgain();
@@ -148,7 +149,7 @@ export function scoringJobsRepository({ db, dialect }: Database) {
 
     /** Records a failed attempt: retried later, or given up with the score row at ERROR. */
     async fail(job: ScoringJobRow, owner: string, now: number, error: string, retryAt: number | null): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(database, async (trx) => {
         const current = await lockJob(trx, job.id);
         if (!current || current.lease_owner !== owner) return;
         if (current.generation !== current.claimed_generation) {

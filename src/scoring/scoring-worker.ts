@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ScoringJobRow, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
 
 export interface ScoringWorkerOptions {
@@ -108,6 +109,10 @@ export class ScoringWorker extends EventEmitter {
   }
 
   async #claim(): Promise<ScoringJobRow | undefined> {
+    // better-sqlite3 answers synchronously, so without this a backlog would be worked off in
+    // microtasks alone and starve timers, HTTP and signal handlers until it is empty.
+    await yieldToEventLoop();
+    if (!this.#running) return undefined;
     try {
       return await this.#jobs.claimNext(this.owner, this.#clock(), this.#options.leaseMs);
     } catch (error) {

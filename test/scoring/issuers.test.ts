@@ -154,7 +154,7 @@ describe.each(databaseKinds)('trusted issuers on %s', (kind) => {
       // A development key exists in DATA_DIR (say, left from a development run), yet production must ignore it.
       dataDir = mkdtempSync(join(tmpdir(), 'stampgate-issuers-'));
       devKey = await loadOrCreateIssuerKey(dataDir);
-      t = await createTestApp(kind, { STAMPGATE_ENV: 'production', DATA_DIR: dataDir, TRUSTED_ISSUERS: CONFIGURED });
+      t = await createTestApp(kind, { STAMPGATE_ENV: 'production', PUBLIC_BASE_URL: 'https://passport.example.org', DATA_DIR: dataDir, TRUSTED_ISSUERS: CONFIGURED });
     });
     afterEach(async () => {
       await t.close();
@@ -185,7 +185,7 @@ describe.each(databaseKinds)('trusted issuers on %s', (kind) => {
   it('in production never creates a development key', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'stampgate-issuers-'));
     try {
-      const prod = await createTestApp(kind, { STAMPGATE_ENV: 'production', DATA_DIR: fresh });
+      const prod = await createTestApp(kind, { STAMPGATE_ENV: 'production', PUBLIC_BASE_URL: 'https://passport.example.org', DATA_DIR: fresh });
       try {
         expect(prod.ctx.devIssuerKey).toBeNull();
         expect(existsSync(join(fresh, DEV_ISSUER_KEY_FILE))).toBe(false);

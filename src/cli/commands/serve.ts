@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { pino } from 'pino';
+import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
-import { logWorkerEvents } from '../../scoring/scoring-worker.js';
 import { buildServer } from '../../server.js';
+import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, openAppContext } from '../context.js';
 import { untilSignal } from '../shutdown.js';
 
@@ -24,24 +24,23 @@ function demoBanner(demo: DemoSetup, baseUrl: string): string[] {
 export function serveCommand(program: Command, io: CliIo): void {
   program
     .command('serve')
-    .description('Run the HTTP server and a scoring worker (migrates the database first)')
+    .description('Run the HTTP server, a scoring worker and the staking indexer if configured (migrates the database first)')
     .option('--no-worker', 'serve HTTP only; scoring jobs are left to `stampgate worker` processes')
     .action(async (options: { worker: boolean }) => {
       const config = loadConfig(io.env);
-      const logger = pino({ level: config.logLevel });
+      const logger = createLogger(config.logLevel);
       const ctx = await openAppContext(config, { log: logger, http: true });
       const demo = await ensureDemoSetup(ctx);
+      const demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
       const app = await buildServer(ctx, { logger });
       await app.listen({ port: config.port, host: config.host });
       const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
       const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
       if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
+      if (demoData) io.out(`Development database had no public data, so the demo data set was loaded: try ${baseUrl}/api/v0.1/bounties/`);
       io.out(`Stampgate is serving ${baseUrl} (API docs at ${baseUrl}/docs).`);
 
-      if (options.worker) {
-        logWorkerEvents(ctx.worker, logger);
-        ctx.worker.start();
-      }
+      if (options.worker) startBackgroundWork(ctx, logger, io);
       await untilSignal(async () => {
         app.log.info('shutting down');
         await app.close();

@@ -1,21 +1,19 @@
 import type { Command } from 'commander';
-import { pino } from 'pino';
+import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
-import { logWorkerEvents } from '../../scoring/scoring-worker.js';
+import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, openAppContext } from '../context.js';
 import { untilSignal } from '../shutdown.js';
 
 export function workerCommand(program: Command, io: CliIo): void {
   program
     .command('worker')
-    .description('Run scoring workers only (no HTTP), until SIGTERM/SIGINT')
+    .description('Run scoring workers and the staking indexer (no HTTP), until SIGTERM/SIGINT')
     .action(async () => {
       const config = loadConfig(io.env);
-      const logger = pino({ level: config.logLevel });
+      const logger = createLogger(config.logLevel);
       const ctx = await openAppContext(config, { log: logger });
-      logWorkerEvents(ctx.worker, logger);
-      ctx.worker.start();
-      io.out(`Scoring worker ${ctx.worker.owner} started.`);
+      startBackgroundWork(ctx, logger, io);
       await untilSignal(async () => {
         await ctx.close();
       });

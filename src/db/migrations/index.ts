@@ -2,17 +2,21 @@ import type { Migration } from 'kysely';
 import type { DialectName } from '../dialect.js';
 import { foundation } from './0001-foundation.js';
 import { scoring } from './0002-scoring.js';
-import { walletSessions } from './0003-wallet-sessions.js';
-import { staking } from './0004-staking.js';
-import { publicData } from './0005-public-data.js';
+import { walletSessions } from './0006-wallet-sessions.js';
+import { staking } from './0007-staking.js';
+import { publicData } from './0008-public-data.js';
+import { shippedEmpty } from './placeholders.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
   return {
     '0001-foundation': foundation(dialect),
     '0002-scoring': scoring(dialect),
-    '0003-wallet-sessions': walletSessions(dialect),
-    '0004-staking': staking(dialect),
-    '0005-public-data': publicData(dialect),
+    '0003-wallet-sessions': shippedEmpty,
+    '0004-staking': shippedEmpty,
+    '0005-public-data': shippedEmpty,
+    '0006-wallet-sessions': walletSessions(dialect),
+    '0007-staking': staking(dialect),
+    '0008-public-data': publicData(dialect),
   };
 }

@@ -1,3 +1,43 @@
-/** Tables of staking events and the indexer's progress. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface StakingTables {}
+/**
+ * Tables of staking events and the indexer's progress.
+ *
+ * uint256 values (round ids, wei amounts) are decimal text: SQLite has no exact
+ * integer wider than 64 bits, so both databases store the digits and every sum
+ * is done with BigInt in TypeScript (see stake-amounts.ts).
+ */
+
+export type StakeEventType = 'selfStake' | 'xStake';
+
+/** One `selfStake` or `xStake` log (or imported record); the key is (tx_hash, log_index). */
+export interface StakeEventsTable {
+  /** 0x + 64 lower-case hex digits. */
+  tx_hash: string;
+  log_index: number;
+  block_number: number;
+  type: StakeEventType;
+  /** uint256 as decimal text. */
+  round_id: string;
+  /** Lower-case address that staked. */
+  staker: string;
+  /** Lower-case address staked on (xStake only; null for selfStake). */
+  user_address: string | null;
+  /** uint256 wei as decimal text. */
+  amount: string;
+  /** 1 = stake, 0 = unstake of `amount`. */
+  staked: number;
+  /** Where the event came from: the chain indexer or `stampgate stake import`. */
+  source: 'chain' | 'import';
+  created_at: number;
+}
+
+/** The indexer's progress per staking contract: every block up to `last_block` is stored. */
+export interface StakingCursorsTable {
+  contract_address: string;
+  last_block: number;
+  updated_at: number;
+}
+
+export interface StakingTables {
+  stake_events: StakeEventsTable;
+  staking_cursors: StakingCursorsTable;
+}

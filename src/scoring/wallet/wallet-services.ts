@@ -1,17 +1,28 @@
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/connection.js';
 import type { StampService } from '../stamps.js';
+import { walletRepository } from './wallet.repository.js';
+import { walletSessionService } from './wallet-sessions.js';
+import { walletStampService } from './wallet-stamps.js';
 
 export interface WalletDeps {
   stamps: StampService;
+  /** Epoch milliseconds; tests pass a fake clock. */
+  clock?: () => number;
 }
 
 /** Sign-In with Ethereum sessions and the wallet's own stamp writes. */
 export function createWalletServices(config: Config, database: Database, deps: WalletDeps) {
-  void config;
-  void database;
-  void deps;
-  return {};
+  const repo = walletRepository(database);
+  const clock = deps.clock ?? Date.now;
+  return {
+    sessions: walletSessionService(repo, {
+      sessionTtlSeconds: config.walletSessionTtlSeconds,
+      nonceTtlSeconds: config.nonceTtlSeconds,
+      clock,
+    }),
+    stamps: walletStampService(repo, deps.stamps, clock),
+  };
 }
 
 export type WalletServices = ReturnType<typeof createWalletServices>;

@@ -1,0 +1,122 @@
+/**
+ * One load case with autocannon: a warm-up run (discarded), then the measured
+ * run. Latencies are taken from every response with sub-millisecond precision
+ * (autocannon's own histogram keeps whole milliseconds, too coarse here).
+ */
+import autocannon from 'autocannon';
+
+export interface LoadCase {
+  url: string;
+  connections: number;
+  warmupSeconds: number;
+  seconds: number;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  /** Path of the n-th request (n counts over all connections). */
+  path: (n: number) => string;
+  body?: (n: number) => string;
+  /** Null when a 2xx body is right, else a short label of what is wrong (counted per label). */
+  checkBody?: (body: string) => string | null;
+  /** Called between warm-up and measurement, and after measurement. */
+  around?: { before(): Promise<void>; after(): Promise<void> };
+}
+
+export interface LoadResult {
+  requests: number;
+  durationSeconds: number;
+  rps: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** autocannon's own figures (whole milliseconds, 2xx only), for reference. */
+  autocannon: { rpsAverage: number; p50: number; p99: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  /** Responses with status 2xx whose body failed the case's check, by reason. */
+  bodyProblems: Record<string, number>;
+  warmup: { requests: number; non2xx: number; errors: number };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+async function fire(spec: LoadCase, seconds: number, counter: { n: number }, onLatency: ((ms: number) => void) | null, problems: Record<string, number> | null) {
+  const request: autocannon.Request = {
+    method: spec.method,
+    headers: spec.headers,
+    setupRequest: (req) => {
+      const n = counter.n++;
+      req.path = spec.path(n);
+      if (spec.body) req.body = spec.body(n);
+      return req;
+    },
+  };
+  if (spec.checkBody && problems) {
+    const checkBody = spec.checkBody;
+    request.onResponse = (status, body) => {
+      if (status < 200 || status > 299) return;
+      const problem = checkBody(body);
+      if (problem !== null) problems[problem] = (problems[problem] ?? 0) + 1;
+    };
+  }
+  const instance = autocannon({
+    url: spec.url,
+    connections: spec.connections,
+    duration: seconds,
+    timeout: 30,
+    requests: [request],
+  });
+  if (onLatency) {
+    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => onLatency(responseTime));
+  }
+  return instance;
+}
+
+export async function runLoad(spec: LoadCase): Promise<LoadResult> {
+  const counter = { n: 0 };
+  const warm = await fire(spec, spec.warmupSeconds, counter, null, null);
+  const warmup = await warm;
+
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  const record = (ms: number) => {
+    if (count === latencies.length) {
+      const bigger = new Float64Array(latencies.length * 2);
+      bigger.set(latencies);
+      latencies = bigger;
+    }
+    latencies[count++] = ms;
+  };
+  const problems: Record<string, number> = {};
+  await spec.around?.before();
+  const measured = await fire(spec, spec.seconds, counter, record, problems);
+  const result = await measured;
+  await spec.around?.after();
+
+  const sorted = latencies.slice(0, count).sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count: n }]) => [code, Number(n)]));
+  return {
+    requests: count,
+    durationSeconds: result.duration,
+    rps: count / result.duration,
+    latencyMs: {
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: count > 0 ? (sorted[count - 1] as number) : Number.NaN,
+      mean: count > 0 ? sum / count : Number.NaN,
+    },
+    autocannon: { rpsAverage: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    statusCodes,
+    bodyProblems: problems,
+    warmup: { requests: warmup.requests.total, non2xx: warmup.non2xx, errors: warmup.errors },
+  };
+}

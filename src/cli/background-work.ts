@@ -1,0 +1,21 @@
+import type { Logger } from 'pino';
+import type { AppContext } from '../app-context.js';
+import { logWorkerEvents } from '../scoring/scoring-worker.js';
+import type { IndexRun } from '../scoring/staking/staking-indexer.js';
+import type { CliIo } from './context.js';
+
+/** Starts what `worker` runs and `serve` runs unless `--no-worker`: the scoring worker, and the staking indexer when configured. */
+export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo): void {
+  logWorkerEvents(ctx.worker, logger);
+  ctx.worker.start();
+  io.out(`Scoring worker ${ctx.worker.owner} started.`);
+  const indexer = ctx.staking.indexer;
+  if (!indexer) return;
+  indexer.on('indexed', (run: IndexRun) =>
+    logger.info({ contract: run.contract, fromBlock: run.fromBlock, toBlock: run.toBlock, logs: run.logs, stored: run.stored }, 'staking events indexed'),
+  );
+  // One line per failed run; the loop tries again on its next poll.
+  indexer.on('failure', (error: Error) => logger.warn({ err: error.message }, 'staking indexer run failed'));
+  indexer.start();
+  io.out(`Staking indexer following ${indexer.options.contractAddress} (from block ${indexer.options.startBlock}).`);
+}

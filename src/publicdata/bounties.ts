@@ -1,0 +1,198 @@
+import { AppError } from '../errors.js';
+import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn } from './bounties.repository.js';
+import { type CachedDocument, cachePrefix, type PublicCache } from './cache.js';
+import { checkPaging, checkText, decimalAsNumber, formatDateTime, parseStoredJson } from './values.js';
+
+/** `order_by` fields (the wire names) and the column each one sorts by. */
+export const BOUNTY_ORDER_FIELDS: Record<string, BountyOrderColumn> = {
+  pk: 'id',
+  id: 'id',
+  created_on: 'created_on',
+  modified_on: 'modified_on',
+  web3_created: 'web3_created',
+  expires_date: 'expires_date',
+  title: 'title',
+  github_url: 'github_url',
+  github_org_name: 'github_org_name',
+  github_repo_name: 'github_repo_name',
+  token_name: 'token_name',
+  bounty_type: 'bounty_type',
+  project_length: 'project_length',
+  experience_level: 'experience_level',
+  status: 'status',
+  is_open: 'is_open',
+  bounty_owner_address: 'bounty_owner_address',
+  bounty_owner_github_username: 'bounty_owner_github_username',
+  value_in_token: 'value_in_token_sort',
+  value_in_eth: 'value_in_eth_sort',
+  value_in_usdt: 'value_in_usdt_sort',
+  value_in_usdt_now: 'value_in_usdt_now_sort',
+};
+
+/** Most comma-separated alternatives one filter takes. */
+export const MAX_ALTERNATIVES = 50;
+
+/** The query of `GET /api/v0.1/bounties/` after schema validation. */
+export interface BountyListQuery {
+  experience_level?: string;
+  project_length?: string;
+  bounty_type?: string;
+  bounty_owner_address?: string;
+  github_url?: string;
+  is_open?: string;
+  pk?: number;
+  order_by?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface Bounty {
+  pk: number;
+  url: string;
+  created_on: string;
+  modified_on: string;
+  title: string;
+  web3_created: string;
+  value_in_token: string;
+  token_name: string;
+  token_address: string | null;
+  bounty_type: string;
+  project_length: string;
+  experience_level: string;
+  github_url: string;
+  github_org_name: string;
+  github_repo_name: string;
+  github_issue_number: string;
+  keywords: string;
+  current_bounty: boolean;
+  expires_date: string;
+  value_in_eth: number | null;
+  value_in_usdt: number | null;
+  value_in_usdt_now: number | null;
+  now: string;
+  action_urls: Record<string, unknown>;
+  paid: unknown[];
+  is_open: boolean;
+  status: string;
+  bounty_owner_address: string;
+  bounty_owner_email: string;
+  bounty_owner_github_username: string;
+  metadata: Record<string, unknown>;
+  fulfiller_address: string | null;
+  fulfiller_email: string | null;
+  fulfiller_github_username: string | null;
+  fulfiller_metadata: Record<string, unknown>;
+}
+
+/** A bounty as the list shows it; `now` is when the response was built. */
+export function renderBounty(row: BountyRow, baseUrl: string, now: number): Bounty {
+  return {
+    pk: row.id,
+    url: `${baseUrl}/api/v0.1/bounties/?pk=${row.id}`,
+    created_on: formatDateTime(row.created_on),
+    modified_on: formatDateTime(row.modified_on),
+    title: row.title,
+    web3_created: formatDateTime(row.web3_created),
+    value_in_token: row.value_in_token,
+    token_name: row.token_name,
+    token_address: row.token_address,
+    bounty_type: row.bounty_type,
+    project_length: row.project_length,
+    experience_level: row.experience_level,
+    github_url: row.github_url,
+    github_org_name: row.github_org_name,
+    github_repo_name: row.github_repo_name,
+    github_issue_number: row.github_issue_number,
+    keywords: row.keywords,
+    current_bounty: row.current_bounty === 1,
+    expires_date: formatDateTime(row.expires_date),
+    value_in_eth: decimalAsNumber(row.value_in_eth),
+    value_in_usdt: decimalAsNumber(row.value_in_usdt),
+    value_in_usdt_now: decimalAsNumber(row.value_in_usdt_now),
+    now: formatDateTime(now),
+    action_urls: parseStoredJson(row.action_urls),
+    paid: parseStoredJson(row.paid),
+    is_open: row.is_open === 1,
+    status: row.status,
+    bounty_owner_address: row.bounty_owner_address,
+    bounty_owner_email: row.bounty_owner_email,
+    bounty_owner_github_username: row.bounty_owner_github_username,
+    metadata: parseStoredJson(row.metadata),
+    fulfiller_address: row.fulfiller_address,
+    fulfiller_email: row.fulfiller_email,
+    fulfiller_github_username: row.fulfiller_github_username,
+    fulfiller_metadata: parseStoredJson(row.fulfiller_metadata),
+  };
+}
+
+/** Comma-separated alternatives: trimmed, empty ones dropped, deduplicated and sorted (for the cache key). */
+export function alternatives(name: string, raw: string | undefined, transform: (v: string) => string = (v) => v): string[] {
+  if (raw === undefined) return [];
+  const values = [...new Set(checkText(name, raw).split(',').map((v) => transform(v.trim())).filter((v) => v !== ''))].sort();
+  if (values.length > MAX_ALTERNATIVES) {
+    throw new AppError('invalid_parameter', `${name} takes at most ${MAX_ALTERNATIVES} comma-separated values.`);
+  }
+  return values;
+}
+
+function parseIsOpen(raw: string | undefined): boolean | undefined {
+  if (raw === undefined) return undefined;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new AppError('invalid_parameter', 'is_open must be true or false.');
+}
+
+function parseOrderBy(raw: string | undefined): { orderBy: BountyOrderColumn; descending: boolean } {
+  if (raw === undefined || raw.trim() === '') return { orderBy: 'web3_created', descending: true };
+  const text = raw.trim();
+  const descending = text.startsWith('-');
+  const name = descending ? text.slice(1) : text;
+  if (!Object.hasOwn(BOUNTY_ORDER_FIELDS, name)) {
+    throw new AppError(
+      'invalid_parameter',
+      `order_by must be one of ${Object.keys(BOUNTY_ORDER_FIELDS).join(', ')}, optionally with a leading - for descending order.`,
+    );
+  }
+  return { orderBy: BOUNTY_ORDER_FIELDS[name]!, descending };
+}
+
+/** Turns the validated query into the repository filter; a bad value is a 400 `invalid_parameter`. */
+export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
+  checkPaging(query);
+  const contains: Partial<Record<BountyTextColumn, string[]>> = {};
+  for (const column of ['experience_level', 'project_length', 'bounty_type', 'bounty_owner_address'] as const) {
+    const values = alternatives(column, query[column], (v) => v.toLowerCase());
+    if (values.length > 0) contains[column] = values;
+  }
+  const githubUrls = alternatives('github_url', query.github_url);
+  return {
+    ...(query.pk !== undefined ? { id: query.pk } : {}),
+    contains,
+    ...(githubUrls.length > 0 ? { githubUrls } : {}),
+    ...(query.is_open !== undefined ? { isOpen: parseIsOpen(query.is_open) } : {}),
+    ...parseOrderBy(query.order_by),
+    limit: query.limit,
+    offset: query.offset,
+  };
+}
+
+export function bountyService(bounties: BountiesRepository, cache: PublicCache, clock: () => number = Date.now) {
+  return {
+    /**
+     * The bounty list as a cached JSON document. `baseUrl` makes each bounty's
+     * `url` absolute, so it is part of the cache key.
+     */
+    async list(query: BountyListQuery, baseUrl: string): Promise<CachedDocument> {
+      const filter = parseBountyQuery(query);
+      const key = `${cachePrefix.bounties}${baseUrl}|${JSON.stringify(filter)}`;
+      return cache.document(key, async () => {
+        const rows = await bounties.list(filter);
+        const now = clock();
+        return rows.map((row) => renderBounty(row, baseUrl, now));
+      });
+    },
+  };
+}
+
+export type BountyService = ReturnType<typeof bountyService>;

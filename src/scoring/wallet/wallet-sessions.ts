@@ -1,0 +1,186 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Hex } from 'viem';
+import { recoverPersonalSignAddress } from '../../chain/signatures.js';
+import { AppError } from '../../errors.js';
+import { formatScoringTimestamp } from '../timestamps.js';
+import { parseSiweMessageStrict } from './siwe.js';
+import type { WalletRepository } from './wallet.repository.js';
+
+/** Where this service is reached, which a sign-in message must name. */
+export interface SiweSite {
+  /** `https:` or `http:`. */
+  protocol: string;
+  /** Lower-case authority (host and a non-default port): what the message's domain must be. */
+  host: string;
+  /** `scheme://host[:port]`: the message's URI must be on it. */
+  origin: string;
+  /** Suggested URI for the message. */
+  uri: string;
+}
+
+/** The site of a base URL (`PUBLIC_BASE_URL`, else the request's scheme and Host). */
+export function siweSite(baseUrl: string): SiweSite {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new AppError('invalid_request', 'The request\'s Host header does not name a valid host.');
+  }
+  return { protocol: url.protocol, host: url.host, origin: url.origin, uri: baseUrl.replace(/\/+$/, '') || url.origin };
+}
+
+export interface SiweNonceOffer {
+  nonce: string;
+  domain: string;
+  uri: string;
+  chainId: number;
+  statement: string;
+  expiresAt: string;
+}
+
+export interface WalletSession {
+  /** Lower-case address that signed in. */
+  address: string;
+  expiresAt: number;
+}
+
+export interface SessionOptions {
+  sessionTtlSeconds: number;
+  nonceTtlSeconds: number;
+  clock?: () => number;
+}
+
+export const SIWE_STATEMENT = 'Sign in to Stampgate to add, replace and delete the stamps of this wallet.';
+/** Suggested chain; any EIP-155 chain id is accepted (an externally owned account is the same on every chain). */
+export const SIWE_CHAIN_ID = 1;
+/** How far a message's Issued At and Not Before may lie ahead of our clock. */
+export const SIWE_CLOCK_SKEW_MS = 5 * 60_000;
+// Expired nonces and sessions are swept now and then rather than on every issue.
+const sweepEvery = 200;
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function hostOf(protocol: string, domain: string): string | null {
+  try {
+    return new URL(`${protocol}//${domain}`).host;
+  } catch {
+    return null;
+  }
+}
+
+function originOf(uri: string): string | null {
+  try {
+    return new URL(uri).origin;
+  } catch {
+    return null;
+  }
+}
+
+function siweRefusal(detail: string): AppError {
+  return new AppError('invalid_siwe_message', detail);
+}
+
+/**
+ * Sign-In with Ethereum: single-use expiring nonces, the checks of a signed message, and the
+ * short-lived session tokens it earns. Tokens are 256 random bits, shown once; only their
+ * SHA-256 is stored.
+ */
+export function walletSessionService(repo: WalletRepository, options: SessionOptions) {
+  const clock = options.clock ?? Date.now;
+  let issuedSinceSweep = 0;
+
+  return {
+    /** A fresh nonce and what the wallet needs to build its message. */
+    async issueNonce(site: SiweSite): Promise<SiweNonceOffer> {
+      const nonce = randomBytes(32).toString('hex');
+      const now = clock();
+      const expiresAt = now + options.nonceTtlSeconds * 1000;
+      await repo.insertNonce(nonce, now, expiresAt);
+      if (++issuedSinceSweep >= sweepEvery) {
+        issuedSinceSweep = 0;
+        await repo.sweepExpired(now);
+      }
+      return {
+        nonce,
+        domain: site.host,
+        uri: site.uri,
+        chainId: SIWE_CHAIN_ID,
+        statement: SIWE_STATEMENT,
+        expiresAt: formatScoringTimestamp(expiresAt),
+      };
+    },
+
+    /**
+     * Checks a signed EIP-4361 message and opens a session for its address. The nonce is
+     * consumed only when every check passed; a refusal stores nothing.
+     */
+    async signIn(input: { message: string; signature: string }, site: SiweSite): Promise<{ token: string; address: string; expiresAt: string }> {
+      const fields = parseSiweMessageStrict(input.message);
+      if (hostOf(site.protocol, fields.domain) !== site.host) {
+        throw siweRefusal(`The message is for "${fields.domain}", not for this service ("${site.host}").`);
+      }
+      if (fields.scheme !== undefined && `${fields.scheme.toLowerCase()}:` !== site.protocol) {
+        throw siweRefusal(`The message's scheme "${fields.scheme}" is not this service's (${site.protocol.slice(0, -1)}).`);
+      }
+      if (originOf(fields.uri) !== site.origin) {
+        throw siweRefusal(`The message's URI must be on ${site.origin}.`);
+      }
+      const now = clock();
+      if (fields.issuedAt.getTime() > now + SIWE_CLOCK_SKEW_MS) {
+        throw siweRefusal('The message\'s Issued At lies in the future.');
+      }
+      if (fields.expirationTime === undefined) {
+        throw siweRefusal('The message must have an Expiration Time.');
+      }
+      if (fields.expirationTime.getTime() <= now) {
+        throw siweRefusal(`The message expired at ${fields.expirationTime.toISOString()}.`);
+      }
+      if (fields.notBefore !== undefined && fields.notBefore.getTime() > now + SIWE_CLOCK_SKEW_MS) {
+        throw siweRefusal(`The message is not valid before ${fields.notBefore.toISOString()}.`);
+      }
+      if (!(await repo.isNonceUsable(fields.nonce, now))) {
+        throw new AppError('invalid_nonce', 'The message\'s nonce is unknown, expired or already used; get a new one from GET /registry/wallet/siwe-nonce.');
+      }
+      let signer: string;
+      try {
+        signer = recoverPersonalSignAddress(input.message, input.signature as Hex);
+      } catch {
+        throw new AppError('invalid_signature', 'The signature is malformed: send the 65-byte personal_sign signature as 0x-prefixed hex.');
+      }
+      const address = fields.address.toLowerCase();
+      if (signer !== address) {
+        throw new AppError('invalid_signature', 'The signature was not made by the message\'s address over this exact message.');
+      }
+
+      const token = randomBytes(32).toString('base64url');
+      const expiresAt = now + options.sessionTtlSeconds * 1000;
+      const created = await repo.consumeNonceAndCreateSession(
+        fields.nonce,
+        { token_hash: tokenHash(token), address, created_at: now, expires_at: expiresAt },
+        now,
+      );
+      if (!created) {
+        throw new AppError('invalid_nonce', 'The message\'s nonce is unknown, expired or already used; get a new one from GET /registry/wallet/siwe-nonce.');
+      }
+      return { token, address, expiresAt: formatScoringTimestamp(expiresAt) };
+    },
+
+    /** The live session of a token, or null (missing, malformed, unknown or expired). */
+    async resolve(token: string | undefined): Promise<WalletSession | null> {
+      if (token === undefined || !TOKEN.test(token)) return null;
+      const row = await repo.findSession(tokenHash(token), clock());
+      return row ? { address: row.address, expiresAt: row.expires_at } : null;
+    },
+
+    /** Ends the session of a token; false when there was none. */
+    async signOut(token: string): Promise<boolean> {
+      if (!TOKEN.test(token)) return false;
+      return repo.deleteSession(tokenHash(token));
+    },
+  };
+}
+
+export type WalletSessionService = ReturnType<typeof walletSessionService>;

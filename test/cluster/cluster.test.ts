@@ -1,0 +1,857 @@
+/**
+ * The cluster test (`npm run test:cluster`): real `stampgate` OS processes on one throw-away
+ * PostgreSQL database and one Redis, all sharing one DATA_DIR (so they trust the same
+ * development issuer key).
+ *
+ *   - set-up with the CLI: an account, a weighted scorer (one weight overridden), a tier-4 and a
+ *     tier-1 key, and stamps for 100 addresses imported with `stamps import` (credentials issued
+ *     here with the development issuer's key; four groups of three addresses share a nullifier);
+ *   - 2 API processes (`serve --no-worker`) and 2 `worker` processes (LOG_LEVEL=debug);
+ *   - 500 submissions over the 100 addresses, alternating between the API processes; midway a
+ *     worker is SIGKILLed while it provably holds jobs, and another worker is started;
+ *   - every score DONE and equal to the engine's result computed here from the stamps and the
+ *     final nullifier holds (and to a plain catalogue-weight sum);
+ *   - the workers' debug log: no two runs of one (scorer, address) overlap in time, and the
+ *     killed worker's unfinished jobs are taken over only after their lease;
+ *   - the tier-1 key's 125 requests are shared by both API processes (Redis);
+ *   - SIGTERM: every process exits with code 0 well within 15 s.
+ *
+ * How the kill is made to catch jobs in hand: scoring takes milliseconds, so a kill at a random
+ * moment would rarely find one. The test holds `LOCK TABLE nullifier_holds IN SHARE MODE` for a
+ * moment: a worker completing a job writes its nullifier holds in the completion transaction, so
+ * every job that reaches completion waits there, leased and row-locked, while submissions and
+ * claims go on. Once the doomed worker has all its slots waiting, it is killed; then the lock is
+ * released.
+ *
+ * The processes run src/ transpiled once by esbuild into a private directory (see buildCli).
+ * Needs PostgreSQL (TEST_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test)
+ * and Redis (TEST_REDIS_URL, default redis://127.0.0.1:6379); without them a local run skips,
+ * under CI=true it fails. CLUSTER_SEED=<n> replays a run's addresses and stamp choices.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { Hex } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeSettings } from '../../src/config.js';
+import { loadCatalogue } from '../../src/scoring/catalogue.js';
+import { DEV_ISSUER_KEY_FILE, issueCredential, type StampCredential } from '../../src/scoring/dev-issuer.js';
+import { type CandidateStamp, computeScore, type NullifierHold } from '../../src/scoring/engine.js';
+
+const repoDir = fileURLToPath(new URL('../../', import.meta.url));
+const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const LEASE_MS = 2000;
+const POLL_MS = 100;
+const CONCURRENCY = 4;
+const ADDRESSES = 100;
+const SUBMISSIONS = 500;
+const CLIENT_PARALLELISM = 8;
+const TIER1_BUDGET = 125;
+const SHUTDOWN_LIMIT_MS = 15_000;
+/**
+ * A lease runs from the clock reading a worker takes just before its claim transaction; its
+ * `scoring job started` line is written after that transaction commits. A takeover must start
+ * at least LEASE_MS after the claim, so at least LEASE_MS minus this slack after the line. (Exact
+ * instead when the started line carries `leaseExpiresAt`.)
+ */
+const CLAIM_SLACK_MS = 250;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+// ---------------------------------------------------------------------------
+// Whether this can run here
+
+async function unavailableReason(): Promise<string | null> {
+  if (process.env.STAMPGATE_CLUSTER_TEST !== '1') return 'it runs only with `npm run test:cluster` (vitest.cluster.config.ts)';
+  const problems: string[] = [];
+  const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    problems.push(`PostgreSQL at ${adminUrl} is unreachable (${(error as Error).message})`);
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  const redis = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    problems.push(`Redis at ${redisUrl} is unreachable (${(error as Error).message})`);
+  } finally {
+    redis.disconnect();
+  }
+  if (problems.length === 0) return null;
+  if (process.env.CI === 'true') throw new Error(`The cluster test needs PostgreSQL and Redis under CI: ${problems.join('; ')}`);
+  console.warn(`Cluster test skipped: ${problems.join('; ')} (set TEST_POSTGRES_URL / TEST_REDIS_URL).`);
+  return problems.join('; ');
+}
+
+const skipReason = await unavailableReason();
+
+// ---------------------------------------------------------------------------
+// Processes
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  at: number;
+}
+
+/** A running `stampgate` process with its stdout split into lines. */
+class StampgateProcess {
+  readonly lines: string[] = [];
+  readonly stderr: string[] = [];
+  lastOutputAt = Date.now();
+  exit: Exit | null = null;
+  /** When the process ended (its 'exit' event). */
+  readonly exited: Promise<Exit>;
+  /** When its output streams are drained too (every log line read). */
+  readonly closed: Promise<void>;
+  #partial = '';
+  readonly #wake = new Set<() => void>();
+
+  constructor(
+    readonly label: string,
+    readonly child: ChildProcess,
+  ) {
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      const parts = (this.#partial + chunk).split('\n');
+      this.#partial = parts.pop() ?? '';
+      this.lines.push(...parts);
+      this.lastOutputAt = Date.now();
+      for (const wake of this.#wake) wake();
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => this.stderr.push(chunk));
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exit = { code, signal, at: Date.now() };
+        for (const wake of this.#wake) wake();
+        resolve(this.exit);
+      });
+    });
+    this.closed = new Promise((resolve) => {
+      child.once('close', () => {
+        if (this.#partial !== '') this.lines.push(this.#partial);
+        this.#partial = '';
+        resolve();
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** The first stdout line that matches; fails when the process ends first or time runs out. */
+  waitForLine(match: (line: string) => boolean, timeoutMs: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`${this.label}: no matching line within ${timeoutMs} ms\n${this.tail()}`)), timeoutMs);
+      const check = () => {
+        const line = this.lines.find(match);
+        if (line !== undefined) done(null, line);
+        else if (this.exit) done(new Error(`${this.label} exited (${JSON.stringify(this.exit)}) before the expected line\n${this.tail()}`));
+      };
+      const done = (error: Error | null, line?: string) => {
+        clearTimeout(timer);
+        this.#wake.delete(check);
+        if (error) reject(error);
+        else resolve(line as string);
+      };
+      this.#wake.add(check);
+      check();
+    });
+  }
+
+  tail(lines = 15): string {
+    return [
+      `--- ${this.label} (pid ${this.pid}) stdout tail`,
+      ...this.lines.slice(-lines),
+      `--- ${this.label} stderr`,
+      this.stderr.join('').slice(-3000),
+    ].join('\n');
+  }
+}
+
+/**
+ * Builds the CLI once, for every process of the test: src/ transpiled file by file by esbuild
+ * (what tsx does on the fly; the project compiles with isolatedModules, so per-file transpiling
+ * is exact) into `<root>/dist`, beside symlinks to the repository's node_modules, assets and
+ * package.json, so that the compiled code finds them exactly as dist/ does. Why not the others:
+ *  - `node --import tsx src/cli/main.ts` costs ~3.3 s of CPU per process start (its loader
+ *    thread handles every module of the graph) against ~1.2 s for plain JavaScript; with ten
+ *    processes on two cores that is the longest part of the test;
+ *  - `npm run build` (tsc) costs ~15 s of CPU and writes the shared dist/, which others
+ *    rebuild while this runs; this build takes under a second and is private to the run.
+ * Type errors are `npm test`'s business (tsc --noEmit). Processes are started as `node <file>`,
+ * not through npx or the tsx CLI, so signals reach stampgate itself and its exit code is its own.
+ */
+async function buildCli(root: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const srcDir = join(repoDir, 'src');
+  const entryPoints = readdirSync(srcDir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => join(srcDir, file));
+  await build({ entryPoints, outdir: join(root, 'dist'), outbase: srcDir, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'error' });
+  for (const name of ['node_modules', 'assets', 'package.json']) symlinkSync(join(repoDir, name), join(root, name));
+  return join(root, 'dist', 'cli', 'main.js');
+}
+
+let cliPath = '';
+/** Every process the test started, so that none outlives it. */
+const spawned: StampgateProcess[] = [];
+
+function runStampgate(label: string, args: string[], env: NodeJS.ProcessEnv): StampgateProcess {
+  if (!cliPath) throw new Error('buildCli first');
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = new StampgateProcess(label, child);
+  spawned.push(proc);
+  return proc;
+}
+
+/** A one-shot CLI command; fails the test unless it exits 0. Returns its stdout. */
+async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const proc = runStampgate(`stampgate ${args.slice(0, 2).join(' ')}`, args, env);
+  const exit = await proc.exited;
+  await proc.closed;
+  if (exit.code !== 0) throw new Error(`stampgate ${args.join(' ')} exited ${JSON.stringify(exit)}\n${proc.tail()}`);
+  return proc.lines.join('\n');
+}
+
+function cliJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
+  return cli([...args, '--json'], env).then((out) => JSON.parse(out) as T);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The environment every process gets: the runner's, minus any Stampgate setting it happens to carry. */
+function childEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const { name } of describeSettings()) delete env[name];
+  delete env.NODE_OPTIONS;
+  return { ...env, ...settings };
+}
+
+async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+// ---------------------------------------------------------------------------
+// HTTP
+
+interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function request(port: number, method: 'GET' | 'POST', path: string, key: string, body?: unknown): Promise<HttpResult> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+/** mulberry32: a small seeded generator, so a failing run can be replayed with CLUSTER_SEED. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface CatalogueJson {
+  platforms: { groups: { stamps: { name: string; weight: string; deprecated?: boolean }[] }[] }[];
+}
+
+/** Decimal text → integer count of 1e-5 (catalogue and override weights have ≤ 5 fraction digits). */
+function units(text: string): bigint {
+  const [whole, fraction = ''] = text.split('.');
+  if (fraction.length > 5) throw new Error(`unexpected precision in ${text}`);
+  return BigInt(whole ?? '0') * 100_000n + BigInt(fraction.padEnd(5, '0'));
+}
+
+function formatUnits(value: bigint): string {
+  return `${value / 100_000n}.${(value % 100_000n).toString().padStart(5, '0')}`;
+}
+
+interface IssuedStamp {
+  id: string;
+  provider: string;
+  nullifiers: string[];
+  issuanceDate: Date;
+  expirationDate: Date;
+}
+
+interface Wallet {
+  address: string;
+  stamps: IssuedStamp[];
+  credentials: StampCredential[];
+  /** The sharing group, for the first 12 addresses. */
+  group: number | null;
+}
+
+interface SharingGroup {
+  provider: string;
+  nullifier: string;
+  members: string[];
+}
+
+function buildFixtures(seed: number, privateKey: Hex, pool: string[]) {
+  const random = seededRandom(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const now = Date.now();
+  const expiresAt = new Date(now + 90 * DAY);
+  let stampId = 0;
+  const groups: SharingGroup[] = [0, 1, 2, 3].map((g) => ({
+    provider: pool[g] as string,
+    nullifier: `cluster-test-${seed}-shared-${g}`,
+    members: [],
+  }));
+  const wallets: Wallet[] = [];
+  for (let i = 0; i < ADDRESSES; i++) {
+    const address = `0x${Array.from({ length: 40 }, () => pick([...'0123456789abcdef'])).join('')}`;
+    const group = i < 12 ? Math.floor(i / 3) : null;
+    const wallet: Wallet = { address, stamps: [], credentials: [], group };
+    const issue = (provider: string, issuedAt: Date, nullifiers?: string[]) => {
+      const credential = issueCredential({ privateKey, address, provider, nullifiers, issuedAt, expiresAt });
+      wallet.credentials.push(credential);
+      wallet.stamps.push({
+        id: String(++stampId),
+        provider,
+        nullifiers: credential.credentialSubject.nullifiers,
+        issuanceDate: new Date(credential.issuanceDate),
+        expirationDate: new Date(credential.expirationDate),
+      });
+    };
+    const sharing = group === null ? null : (groups[group] as SharingGroup);
+    if (sharing) {
+      sharing.members.push(address);
+      issue(sharing.provider, new Date(now - HOUR), [sharing.nullifier]);
+      // The third member also has an older stamp of the same provider with a nullifier of its
+      // own: when another member holds the shared one, this one must count instead.
+      if (i % 3 === 2) issue(sharing.provider, new Date(now - 3 * HOUR));
+    }
+    const others = pool.filter((p) => p !== sharing?.provider);
+    const count = 1 + Math.floor(random() * 5);
+    const chosen = new Set<string>();
+    while (chosen.size < count) chosen.add(pick(others));
+    for (const provider of chosen) issue(provider, new Date(now - HOUR - Math.floor(random() * HOUR)));
+    wallets.push(wallet);
+  }
+  return { wallets, groups };
+}
+
+// ---------------------------------------------------------------------------
+// Worker logs
+
+interface Run {
+  owner: string;
+  worker: string;
+  key: string;
+  start: number;
+  end: number;
+  /** The settled outcome, or null for a run its worker never finished (killed). */
+  outcome: string | null;
+  /** When the run's lease ran out, if the worker logs it (`leaseExpiresAt` on the started line). */
+  leaseExpiresAt: number | null;
+}
+
+interface JobLine {
+  msg: string;
+  owner: string;
+  scorerId: number;
+  address: string;
+  at: number;
+  outcome?: string;
+  /** Optional (not logged today): the lease end on `started`, the clock before the completion on `settled`. */
+  leaseExpiresAt?: number;
+  completingAt?: number;
+}
+
+function jobLines(proc: StampgateProcess): JobLine[] {
+  return proc.lines
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as JobLine)
+    .filter((line) => line.msg === 'scoring job started' || line.msg === 'scoring job settled');
+}
+
+/** Pairs each worker's started and settled lines into runs; unfinished runs end at `endOfUnfinished`. */
+function runsOf(proc: StampgateProcess, endOfUnfinished: number): { runs: Run[]; unfinished: Run[] } {
+  const open = new Map<string, Run[]>();
+  const runs: Run[] = [];
+  for (const line of jobLines(proc)) {
+    const key = `${line.scorerId}:${line.address}`;
+    if (line.msg === 'scoring job started') {
+      const run: Run = { owner: line.owner, worker: proc.label, key, start: line.at, end: Number.NaN, outcome: null, leaseExpiresAt: line.leaseExpiresAt ?? null };
+      open.set(key, [...(open.get(key) ?? []), run]);
+      runs.push(run);
+    } else {
+      const run = open.get(key)?.shift();
+      if (!run) throw new Error(`${proc.label}: settled line without a started line: ${JSON.stringify(line)}`);
+      // A run holds its job until its completion commits, which is logged just after; a clock
+      // reading taken before the completion, where logged, is a bound that cannot overstate it.
+      run.end = line.completingAt ?? line.at;
+      run.outcome = line.outcome ?? '?';
+    }
+  }
+  const unfinished = runs.filter((r) => r.outcome === null);
+  for (const run of unfinished) run.end = endOfUnfinished;
+  return { runs, unfinished };
+}
+
+/** Log lines at `level` or above (pino: 40 warn, 50 error), labelled by process. */
+function problemLines(procs: StampgateProcess[], level: number): string[] {
+  return procs.flatMap((proc) =>
+    proc.lines
+      .filter((line) => line.startsWith('{') && (JSON.parse(line) as { level: number }).level >= level)
+      .map((line) => `${proc.label}: ${line.slice(0, 600)}`),
+  );
+}
+
+function unfinishedCount(proc: StampgateProcess): number {
+  let open = 0;
+  for (const line of jobLines(proc)) open += line.msg === 'scoring job started' ? 1 : -1;
+  return open;
+}
+
+// ---------------------------------------------------------------------------
+
+describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one PostgreSQL, one Redis', () => {
+  const seed = Number(process.env.CLUSTER_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const started = Date.now();
+  const timings: Record<string, number> = {};
+  const mark = (name: string, since: number) => {
+    timings[name] = Date.now() - since;
+  };
+  const processes: StampgateProcess[] = [];
+  // Made in beforeAll: a skipped suite's body still runs (to list its tests), its hooks do not.
+  let workDir = '';
+  let dataDir = '';
+  const databaseName = `stampgate_cluster_${Date.now()}_${process.pid}`;
+  const databaseUrl = (() => {
+    const url = new URL(adminUrl);
+    url.pathname = `/${databaseName}`;
+    return url.toString();
+  })();
+  let databaseCreated = false;
+  let db: pg.Client;
+
+  let cliEnv: NodeJS.ProcessEnv = {};
+  let workerEnv: NodeJS.ProcessEnv = {};
+  let common: Record<string, string> = {};
+
+  let scorer: { id: number; type: 'weighted' | 'binary'; threshold: string; weights: Record<string, string> };
+  let tier4: { key: string; prefix: string };
+  let tier1: { key: string; prefix: string };
+  let wallets: Wallet[];
+  let groups: SharingGroup[];
+  let pool: string[];
+  let weightOf: (provider: string) => string;
+  const api: { proc: StampgateProcess; port: number }[] = [];
+  const workers: { proc: StampgateProcess; owner: string }[] = [];
+  let killed: { proc: StampgateProcess; owner: string; at: number; unfinishedAtKill: number } | null = null;
+
+  function startWorker(label: string) {
+    const proc = runStampgate(label, ['worker'], workerEnv);
+    processes.push(proc);
+    return proc;
+  }
+
+  async function ownerOf(proc: StampgateProcess): Promise<string> {
+    const line = await proc.waitForLine((l) => l.startsWith('Scoring worker '), 120_000);
+    return (/^Scoring worker (\S+) started\.$/.exec(line) ?? [])[1] as string;
+  }
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'stampgate-cluster-'));
+    dataDir = join(workDir, 'data');
+    common = {
+      STAMPGATE_ENV: 'development',
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SCORING_LEASE_MS: String(LEASE_MS),
+      SCORING_POLL_MS: String(POLL_MS),
+      SCORING_CONCURRENCY: String(CONCURRENCY),
+      SUBMIT_WAIT_MS: '20',
+    };
+    cliEnv = childEnv(common);
+    workerEnv = childEnv({ ...common, LOG_LEVEL: 'debug' });
+    console.log(`cluster test: seed ${seed} (CLUSTER_SEED=${seed} replays it), database ${databaseName}, DATA_DIR ${dataDir}`);
+    let since = Date.now();
+    mkdirSync(join(workDir, 'build'));
+    cliPath = await buildCli(join(workDir, 'build'));
+    mark('build (esbuild)', since);
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`create database ${databaseName}`);
+    await admin.end();
+    databaseCreated = true;
+    db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+
+    // The first command migrates the database and creates DATA_DIR/dev-issuer.key.
+    since = Date.now();
+    const account = await cliJson<{ id: number }>(['accounts', 'create', '--name', 'Cluster test'], cliEnv);
+    mark('first CLI command (migrations)', since);
+
+    const catalogue = JSON.parse(readFileSync(join(repoDir, 'assets', 'stamp-catalogue.json'), 'utf8')) as CatalogueJson;
+    const usable = catalogue.platforms
+      .flatMap((p) => p.groups.flatMap((g) => g.stamps))
+      .filter((s) => !s.deprecated && units(s.weight) > 0n);
+    pool = usable.map((s) => s.name);
+    const overrides = { [pool[0] as string]: '2.5' };
+    weightOf = (provider) => overrides[provider] ?? (usable.find((s) => s.name === provider)?.weight as string);
+
+    since = Date.now();
+    const privateKey = readFileSync(join(dataDir, DEV_ISSUER_KEY_FILE), 'utf8').trim() as Hex;
+    ({ wallets, groups } = buildFixtures(seed, privateKey, pool));
+    const stampsFile = join(dataDir, 'stamps.json');
+    writeFileSync(stampsFile, JSON.stringify(wallets.map((w) => ({ address: w.address, credentials: w.credentials }))));
+    mark('issue credentials', since);
+
+    // Everything else at once: set-up commands, the API processes and the workers.
+    since = Date.now();
+    const ports = [await freePort(), await freePort()];
+    for (const [i, port] of ports.entries()) {
+      const proc = runStampgate(`api-${i + 1}`, ['serve', '--no-worker'], childEnv({ ...common, PORT: String(port) }));
+      processes.push(proc);
+      api.push({ proc, port });
+    }
+    const workerProcs = [startWorker('worker-A'), startWorker('worker-B')];
+    const [createdScorer, key4, key1, imported] = await Promise.all([
+      cliJson<typeof scorer>(
+        ['scorers', 'create', '--account', String(account.id), '--name', 'Cluster weighted', '--type', 'weighted', '--weight', `${pool[0]}=2.5`],
+        cliEnv,
+      ),
+      cliJson<{ key: string; prefix: string; tier: number }>(['keys', 'create', '--account', String(account.id), '--tier', '4', '--name', 'tier4'], cliEnv),
+      cliJson<{ key: string; prefix: string; tier: number }>(['keys', 'create', '--account', String(account.id), '--tier', '1', '--name', 'tier1'], cliEnv),
+      cliJson<{ stored: number; rejected: number; results: unknown[] }>(['stamps', 'import', stampsFile], cliEnv),
+    ]);
+    mark('set-up commands (scorer, 2 keys, stamps import), processes starting meanwhile', since);
+    scorer = createdScorer;
+    tier4 = key4;
+    tier1 = key1;
+    expect(scorer.weights).toEqual(overrides);
+    expect([key4.tier, key1.tier]).toEqual([4, 1]);
+    const stampCount = wallets.reduce((n, w) => n + w.credentials.length, 0);
+    expect({ stored: imported.stored, rejected: imported.rejected }).toEqual({ stored: stampCount, rejected: 0 });
+
+    for (const { proc, port } of api) {
+      await waitUntil(`${proc.label} to be ready`, 120_000, async () => {
+        if (proc.exit) throw new Error(`${proc.label} exited early\n${proc.tail()}`);
+        const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => null);
+        return ready?.status === 200 ? true : undefined;
+      }, 100);
+    }
+    for (const proc of workerProcs) workers.push({ proc, owner: await ownerOf(proc) });
+    mark('until 2 API processes and 2 workers are up', since);
+  });
+
+  afterAll(async () => {
+    for (const proc of spawned) if (!proc.exit) proc.child.kill('SIGKILL');
+    await Promise.all(spawned.map((p) => withTimeout(p.exited, 10_000, `${p.label} exit`).catch(() => {})));
+    await db?.end().catch(() => {});
+    if (databaseCreated) {
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
+      await admin.query(`drop database if exists ${databaseName} with (force)`);
+      await admin.end();
+    }
+    if (tier1 || tier4) {
+      const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+      await redis.del(...[tier1, tier4].filter(Boolean).map((k) => `stampgate:ratelimit:key:${k.prefix}`)).catch(() => {});
+      redis.disconnect();
+    }
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+    timings.total = Date.now() - started;
+    console.log(`cluster test timings (ms): ${JSON.stringify(timings)}`);
+  });
+
+  it('scores 500 submissions over 100 addresses correctly while a worker is killed mid-run', async () => {
+    const random = seededRandom(seed ^ 0x5eed);
+    const submissions = Array.from({ length: SUBMISSIONS }, (_, i) => (wallets[i % ADDRESSES] as Wallet).address);
+    for (let i = submissions.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [submissions[i], submissions[j]] = [submissions[j] as string, submissions[i] as string];
+    }
+    const answered: Record<string, number> = {};
+    const refused: string[] = [];
+    let nextIndex = 0;
+    const submitUpTo = async (end: number) => {
+      await Promise.all(
+        Array.from({ length: CLIENT_PARALLELISM }, async () => {
+          while (nextIndex < end) {
+            const i = nextIndex++;
+            const target = api[i % 2] as { port: number };
+            const res = await request(target.port, 'POST', '/registry/submit-passport', tier4.key, {
+              address: submissions[i],
+              scorer_id: String(scorer.id),
+            });
+            if (res.status === 200) answered[res.body.status] = (answered[res.body.status] ?? 0) + 1;
+            else refused.push(`#${i}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+          }
+        }),
+      );
+    };
+
+    let since = Date.now();
+    await submitUpTo(200);
+    mark('first 200 submissions', since);
+
+    // Hold completions (see the header) and keep submitting until worker A has every slot
+    // waiting in a completion and has been quiet for a while: it holds leased jobs for sure.
+    const locker = new pg.Client({ connectionString: databaseUrl, statement_timeout: 20_000 });
+    locker.on('error', () => {});
+    await locker.connect();
+    const doomed = workers[0] as { proc: StampgateProcess; owner: string };
+    let middle: Promise<void> = Promise.resolve();
+    let replacement: StampgateProcess;
+    let lockedAt: number;
+    let killedAt: number;
+    let unfinishedAtKill: number;
+    try {
+      await locker.query('begin');
+      await locker.query('lock table nullifier_holds in share mode');
+      middle = submitUpTo(350);
+      middle.catch(() => {}); // awaited below; this only keeps it from counting as unhandled meanwhile
+      lockedAt = Date.now();
+      await waitUntil('worker A to hold jobs', 60_000, () => {
+        const open = unfinishedCount(doomed.proc);
+        const quiet = Date.now() - doomed.proc.lastOutputAt >= 300;
+        const full = open >= CONCURRENCY || (open >= 1 && Date.now() - lockedAt > 5000);
+        return full && quiet ? true : undefined;
+      }, 20);
+      unfinishedAtKill = unfinishedCount(doomed.proc);
+      killedAt = Date.now();
+      doomed.proc.child.kill('SIGKILL');
+      const killExit = await doomed.proc.exited;
+      killed = { ...doomed, at: killedAt, unfinishedAtKill };
+      expect(killExit.signal).toBe('SIGKILL');
+      replacement = startWorker('worker-C');
+      await locker.query('commit');
+    } finally {
+      await locker.end().catch(() => {});
+    }
+    console.log(`worker A killed holding ${unfinishedAtKill} job(s) after the completions were held for ${killedAt - lockedAt} ms`);
+    mark('completions held until the kill', lockedAt);
+
+    since = Date.now();
+    await middle;
+    await submitUpTo(SUBMISSIONS);
+    mark('last 300 submissions', since);
+
+    expect({ refused, apiErrors: problemLines(api.map((a) => a.proc), 50) }).toEqual({ refused: [], apiErrors: [] });
+    expect((answered.DONE ?? 0) + (answered.PROCESSING ?? 0)).toBe(SUBMISSIONS);
+    // SUBMIT_WAIT_MS=20 and no worker in the API processes: most answers are PROCESSING.
+    expect(answered.PROCESSING ?? 0).toBeGreaterThan(SUBMISSIONS / 2);
+
+    since = Date.now();
+    type Item = { address: string; score: string | null; status: string; error: string | null };
+    let poll = 0;
+    const items = await waitUntil('every submitted address to be DONE', 120_000, async () => {
+      const target = api[poll++ % 2] as { port: number };
+      const res = await request(target.port, 'GET', `/registry/score/${scorer.id}?limit=1000`, tier4.key);
+      expect(res.status).toBe(200);
+      const list = res.body as { items: Item[]; count: number };
+      const errors = list.items.filter((item) => item.status === 'ERROR');
+      if (errors.length > 0) throw new Error(`scores in ERROR: ${JSON.stringify(errors.slice(0, 3))}`);
+      return list.count === ADDRESSES && list.items.every((item) => item.status === 'DONE') ? list.items : undefined;
+    }, 250);
+    mark('until every score DONE after the last submission', since);
+    workers.push({ proc: replacement, owner: await ownerOf(replacement) });
+
+    // Expected scores: the engine over the stamps issued here and the final nullifier holds
+    // (they decide which member of a sharing group got the shared stamp), cross-checked with a
+    // plain sum of catalogue weights.
+    const holdRows = await db.query<{ nullifier: string; address: string; expires_at: string }>(
+      'select nullifier, address, expires_at from nullifier_holds where scorer_id = $1',
+      [scorer.id],
+    );
+    const holds = new Map<string, NullifierHold>(
+      holdRows.rows.map((h) => [h.nullifier, { address: h.address, expiresAt: new Date(Number(h.expires_at)) }]),
+    );
+    const catalogue = loadCatalogue();
+    const byAddress = new Map(items.map((item) => [item.address, item]));
+    const mismatches: string[] = [];
+    for (const wallet of wallets) {
+      const stamps: CandidateStamp[] = wallet.stamps.map((s) => ({ ...s, valid: true }));
+      const engine = computeScore({
+        address: wallet.address,
+        scorer: { type: scorer.type, threshold: scorer.threshold, weights: scorer.weights },
+        defaultWeights: catalogue.defaultWeights,
+        now: new Date(),
+        stamps,
+        holds,
+      });
+      const providers = new Set<string>();
+      for (const stamp of wallet.stamps) {
+        const shared = stamp.nullifiers.find((n) => groups.some((g) => g.nullifier === n));
+        if (shared === undefined || holds.get(shared)?.address === wallet.address) providers.add(stamp.provider);
+      }
+      const plainSum = formatUnits([...providers].reduce((sum, p) => sum + units(weightOf(p)), 0n));
+      const actual = byAddress.get(wallet.address)?.score;
+      if (engine.score !== plainSum || actual !== engine.score) {
+        mismatches.push(`${wallet.address} (group ${wallet.group}): service ${actual}, engine ${engine.score}, catalogue sum ${plainSum}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+
+    // Deduplication: each shared nullifier is held by exactly one member of its group, which got
+    // the shared provider's points; the others got them only through a stamp of their own.
+    for (const group of groups) {
+      const holder = holds.get(group.nullifier)?.address;
+      expect(group.members).toContain(holder);
+    }
+    const remaining = await db.query('select count(*)::int as n from scoring_jobs');
+    expect(remaining.rows[0].n).toBe(0);
+    // No failed attempt either (a worker logs each one as a warning).
+    expect(problemLines(workers.map((w) => w.proc), 40)).toEqual([]);
+  });
+
+  it('shares the tier-1 budget of 125 requests across both API processes (Redis)', async () => {
+    const address = (wallets[0] as Wallet).address;
+    const remaining: number[] = [];
+    for (let i = 0; i < TIER1_BUDGET; i++) {
+      const target = api[i % 2] as { proc: StampgateProcess; port: number };
+      const res = await request(target.port, 'GET', `/registry/score/${scorer.id}/${address}`, tier1.key);
+      expect(res.status, `request ${i + 1} on ${target.proc.label}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBe(String(TIER1_BUDGET));
+      remaining.push(Number(res.headers.get('ratelimit-remaining')));
+    }
+    // One counter: every remaining value from 124 down to 0 exactly once.
+    expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: TIER1_BUDGET }, (_, i) => i));
+    for (const target of api) {
+      const res = await request(target.port, 'GET', `/registry/score/${scorer.id}/${address}`, tier1.key);
+      expect(res.status, `request 126+ on ${target.proc.label}`).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+  });
+
+  it('stops every process with exit code 0 within 15 s of SIGTERM', async () => {
+    const running = processes.filter((p) => !p.exit);
+    expect(running.map((p) => p.label).sort()).toEqual(['api-1', 'api-2', 'worker-B', 'worker-C']);
+    const sentAt = Date.now();
+    for (const proc of running) proc.child.kill('SIGTERM');
+    const exits = await Promise.all(running.map((p) => withTimeout(p.exited, SHUTDOWN_LIMIT_MS + 5000, `${p.label} after SIGTERM`)));
+    const summary = running.map((p, i) => ({ label: p.label, code: exits[i]?.code, signal: exits[i]?.signal, ms: (exits[i]?.at ?? 0) - sentAt }));
+    console.log(`exits after SIGTERM: ${JSON.stringify(summary)}`);
+    for (const s of summary) {
+      expect({ label: s.label, code: s.code, signal: s.signal }).toEqual({ label: s.label, code: 0, signal: null });
+      expect(s.ms).toBeLessThan(SHUTDOWN_LIMIT_MS);
+    }
+    const owners = workers.map((w) => w.owner);
+    const claimed = await db.query('select count(*)::int as n from scoring_jobs where lease_owner = any($1)', [owners]);
+    expect(claimed.rows[0].n).toBe(0);
+  });
+
+  it("workers' logs: no two runs of one (scorer, address) overlap, and a killed worker's jobs wait for the lease", async () => {
+    expect(killed, 'the kill happened').not.toBeNull();
+    const victim = killed as NonNullable<typeof killed>;
+    await Promise.all(workers.map((w) => w.proc.closed));
+    const all: Run[] = [];
+    let victimUnfinished: Run[] = [];
+    for (const worker of workers) {
+      const isVictim = worker.proc === victim.proc;
+      const { runs, unfinished } = runsOf(worker.proc, isVictim ? victim.at : Number.POSITIVE_INFINITY);
+      expect(new Set(runs.map((r) => r.owner)), worker.proc.label).toEqual(new Set(runs.length ? [worker.owner] : []));
+      if (isVictim) victimUnfinished = unfinished;
+      else expect(unfinished, `${worker.proc.label} left runs unfinished`).toEqual([]);
+      all.push(...runs);
+    }
+    // The kill caught jobs in hand (the scenario this test is about).
+    expect(victimUnfinished.length).toBe(victim.unfinishedAtKill);
+    expect(victimUnfinished.length).toBeGreaterThan(0);
+
+    const byKey = new Map<string, Run[]>();
+    for (const run of all) byKey.set(run.key, [...(byKey.get(run.key) ?? []), run]);
+    const overlaps: string[] = [];
+    let closestGap = Number.POSITIVE_INFINITY;
+    for (const runs of byKey.values()) {
+      runs.sort((a, b) => a.start - b.start);
+      let latest = runs[0] as Run;
+      for (const run of runs.slice(1)) {
+        if (run.start < latest.end) {
+          overlaps.push(`${run.key}: ${latest.worker} ${latest.start}–${latest.end} (${latest.outcome ?? 'killed'}) and ${run.worker} from ${run.start}`);
+        } else {
+          closestGap = Math.min(closestGap, run.start - latest.end);
+        }
+        if (run.end > latest.end) latest = run;
+      }
+    }
+    expect(overlaps).toEqual([]);
+
+    const takeovers = victimUnfinished.map((lost) => {
+      const next = (byKey.get(lost.key) ?? []).find((r) => r.start > lost.start && r.owner !== lost.owner);
+      const leaseEnd = lost.leaseExpiresAt ?? lost.start + LEASE_MS - CLAIM_SLACK_MS;
+      return { key: lost.key, afterStartMs: next ? next.start - lost.start : null, afterLeaseEndMs: next ? next.start - leaseEnd : null, by: next?.worker ?? null };
+    });
+    for (const takeover of takeovers) {
+      expect(takeover.afterLeaseEndMs, `${takeover.key} was never taken over`).not.toBeNull();
+      expect(takeover.afterLeaseEndMs as number, `${takeover.key} taken over before its lease ran out`).toBeGreaterThanOrEqual(0);
+    }
+    const perWorker = Object.fromEntries(workers.map((w) => [w.proc.label, all.filter((r) => r.owner === w.owner).length]));
+    const outcomes: Record<string, number> = {};
+    for (const run of all) outcomes[run.outcome ?? 'killed'] = (outcomes[run.outcome ?? 'killed'] ?? 0) + 1;
+    console.log(
+      `worker runs ${JSON.stringify(perWorker)}, outcomes ${JSON.stringify(outcomes)}, ` +
+        `closest gap between runs of one job ${closestGap} ms, takeovers of the killed worker's jobs ${JSON.stringify(takeovers)}`,
+    );
+  });
+});

@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryPublicCacheStore, PublicCache, toDocument } from '../../src/publicdata/cache.js';
+import { etagMatches } from '../../src/publicdata/routes/http-cache.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { bountyFixtures, fullFixture, importOk, resetPublicData } from './fixtures.js';
+
+describe('cache store and cache', () => {
+  let now = 1_000_000;
+  const clock = () => now;
+
+  it('expires documents after their TTL', async () => {
+    const store = new MemoryPublicCacheStore({ clock });
+    await store.set('a', toDocument([1], now), 10);
+    expect(await store.get('a')).toBeDefined();
+    now += 10_000;
+    expect(await store.get('a')).toBeUndefined();
+    expect(store.size).toBe(0);
+  });
+
+  it('evicts the least recently used beyond its entry and size limits', async () => {
+    const store = new MemoryPublicCacheStore({ clock, maxEntries: 2, maxChars: 100 });
+    await store.set('a', toDocument('a', now), 60);
+    await store.set('b', toDocument('b', now), 60);
+    await store.get('a');
+    await store.set('c', toDocument('c', now), 60);
+    expect(await store.get('b')).toBeUndefined();
+    expect(await store.get('a')).toBeDefined();
+    await store.set('big', toDocument('x'.repeat(96), now), 60);
+    expect(store.size).toBe(1);
+    await store.set('huge', toDocument('x'.repeat(200), now), 60);
+    expect(await store.get('huge')).toBeUndefined();
+  });
+
+  it('invalidates by prefix', async () => {
+    const store = new MemoryPublicCacheStore({ clock });
+    for (const key of ['bounties:1', 'bounties:2', 'grants:1']) await store.set(key, toDocument(key, now), 60);
+    await store.invalidate('bounties:');
+    expect(await store.get('bounties:1')).toBeUndefined();
+    expect(await store.get('grants:1')).toBeDefined();
+  });
+
+  it('shares one build among concurrent misses and keeps no build that raced an invalidation', async () => {
+    const cache = new PublicCache(new MemoryPublicCacheStore({ clock }), 60, clock);
+    let builds = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const build = async () => {
+      builds += 1;
+      await gate;
+      return { builds };
+    };
+    const both = Promise.all([cache.document('k', build), cache.document('k', build)]);
+    release();
+    const [a, b] = await both;
+    expect(builds).toBe(1);
+    expect(a).toBe(b);
+
+    let releaseSlow!: () => void;
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const slow = cache.document('other', async () => {
+      await slowGate;
+      return 'old data';
+    });
+    await cache.invalidate(['other']);
+    releaseSlow();
+    expect(JSON.parse((await slow).body)).toBe('old data');
+    expect(JSON.parse((await cache.document('other', async () => 'new data')).body)).toBe('new data');
+  });
+
+  it('tells clients what is left of the TTL', () => {
+    const cache = new PublicCache(new MemoryPublicCacheStore({ clock }), 3600, clock);
+    const document = toDocument([], now);
+    expect(cache.remainingSeconds(document)).toBe(3600);
+    now += 1_000_500;
+    expect(cache.remainingSeconds(document)).toBe(2599);
+    now += 10_000_000;
+    expect(cache.remainingSeconds(document)).toBe(0);
+  });
+
+  it('compares If-None-Match weakly, in lists, and with *', () => {
+    expect(etagMatches('"abc"', '"abc"')).toBe(true);
+    expect(etagMatches('W/"abc"', '"abc"')).toBe(true);
+    expect(etagMatches('"x", "abc"', '"abc"')).toBe(true);
+    expect(etagMatches('*', '"abc"')).toBe(true);
+    expect(etagMatches('"abcd"', '"abc"')).toBe(false);
+    expect(etagMatches(undefined, '"abc"')).toBe(false);
+  });
+});
+
+describe.each(databaseKinds)('HTTP caching of lists and exports on %s', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+  });
+  afterAll(async () => t.close());
+  beforeEach(async () => {
+    await resetPublicData(t.ctx);
+    await importOk(t.ctx, fullFixture());
+  });
+
+  const anonymous = [
+    '/api/v0.1/bounties/?is_open=true',
+    '/api/v0.1/grants/',
+    '/grants/grants.json',
+    '/grants/v1/api/export_addresses/round1.json',
+    '/grants/v1/api/export_addresses/all.json',
+  ];
+
+  it('marks anonymous lists and exports public for up to PUBLIC_CACHE_TTL, with an ETag, and answers If-None-Match with 304', async () => {
+    for (const url of anonymous) {
+      const first = await t.app.inject(url);
+      expect(first.statusCode, url).toBe(200);
+      expect(first.headers['cache-control']).toMatch(/^public, max-age=(3600|3599)$/);
+      const etag = first.headers.etag as string;
+      expect(etag).toMatch(/^"[\w-]+"$/);
+      const again = await t.app.inject({ url, headers: { 'if-none-match': etag } });
+      expect(again.statusCode, url).toBe(304);
+      expect(again.body).toBe('');
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['cache-control']).toMatch(/^public, max-age=/);
+      const weak = await t.app.inject({ url, headers: { 'if-none-match': `"other", W/${etag}` } });
+      expect(weak.statusCode).toBe(304);
+      const changed = await t.app.inject({ url, headers: { 'if-none-match': '"something-else"' } });
+      expect(changed.statusCode).toBe(200);
+      expect(changed.body).toBe(first.body);
+    }
+  });
+
+  it('marks authenticated grant exports private, no-store', async () => {
+    const alice = await t.ctx.database.db.selectFrom('profiles').select('id').where('handle_key', '=', 'alice').executeTakeFirstOrThrow();
+    const { _key, _secret } = await t.ctx.publicData.exportAuth.credentialsFor(alice.id);
+    const res = await t.app.inject(`/grants/v1/api/export_addresses/grant1.json?_key=${_key}&_secret=${_secret}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['cache-control']).toBe('private, no-store');
+    expect(res.headers.etag).toBeDefined();
+  });
+
+  it('serves from the cache until an import changes the data, then drops only what changed', async () => {
+    const list = async () => (await t.app.inject('/api/v0.1/bounties/?order_by=pk')).json().map((b: { pk: number }) => b.pk);
+    const round1 = async () => (await t.app.inject('/grants/v1/api/export_addresses/round1.json')).json();
+    expect(await list()).toEqual([1, 2, 3, 4, 5, 6]);
+    const exportBefore = await round1();
+
+    // Written behind the service's back: the cached list stays (up to the TTL).
+    await t.ctx.database.db.deleteFrom('bounties').where('id', '=', 6).execute();
+    expect(await list()).toEqual([1, 2, 3, 4, 5, 6]);
+
+    // An import of bounties drops the bounty lists, not the exports.
+    await importOk(t.ctx, { bounties: [{ ...bountyFixtures()[0], id: 7, github_url: 'https://github.com/org/repo/issues/7' }] });
+    expect(await list()).toEqual([1, 2, 3, 4, 5, 7]);
+    expect((await round1()).meta.generated_at).toBe(exportBefore.meta.generated_at);
+
+    // An import of contributions drops the exports.
+    await importOk(t.ctx, { contributions: [{ id: 50, grant: 2, round: 1, address: '0x' + '9'.repeat(40), amount: '1', token: 'DAI', created_on: '2026-01-03T00:00:00Z' }] });
+    expect((await round1()).addresses).toContain('0x' + '9'.repeat(40));
+  });
+
+});
+
+describe('PUBLIC_CACHE_TTL=0', () => {
+  it('never caches', async () => {
+    const fresh = await createTestApp('sqlite', { PUBLIC_CACHE_TTL: '0' });
+    try {
+      await importOk(fresh.ctx, { bounties: bountyFixtures() });
+      const first = await fresh.app.inject('/api/v0.1/bounties/');
+      expect(first.headers['cache-control']).toBe('public, max-age=0');
+      await fresh.ctx.database.db.deleteFrom('bounties').where('id', '=', 6).execute();
+      expect((await fresh.app.inject('/api/v0.1/bounties/')).json()).toHaveLength(5);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
