@@ -14,6 +14,8 @@ export type TargetSpec =
       /** The score every address must get (all addresses hold the same 20 providers). */
       expectedScore: string;
       expectedRawScore: string;
+      /** Bounties to seed for the public data list case (0 = none). */
+      bounties: number;
     };
 
 export interface TargetInfo {

@@ -7,6 +7,8 @@
  *   score    GET /registry/score/{scorer_id}/{address} of DONE scores (rotating over the pool)
  *   submit   POST /registry/submit-passport of addresses holding 20 verified stamps,
  *            in-process scoring worker running, rotating over the pool
+ *   bounties GET /api/v0.1/bounties/ over 10,000 bounties with two filters and an order_by
+ *            (PUBLIC_CACHE_TTL=0, so every request runs the query rather than hitting the cache)
  *
  * Environment (all optional)
  *   BENCH_SECONDS          measured seconds per case (10)
@@ -15,7 +17,8 @@
  *   BENCH_ADDRESSES        size of the address pool, each with 20 stamps (200)
  *   BENCH_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_DATABASES        comma list of sqlite,postgres (both)
- *   BENCH_CASES            comma list of ceiling,score,submit (all)
+ *   BENCH_CASES            comma list of ceiling,score,submit,bounties (all)
+ *   BENCH_BOUNTIES         bounties seeded for the bounties case (10000)
  *   BENCH_SERVER           child (default: server in its own process) or inprocess
  *   BENCH_CPU_PROF         1 = write a V8 CPU profile of each server child to bench/results/profiles/<server>-<time>/
  *                          (summarise with `npx tsx bench/profile-summary.ts <that directory> <case window>`)
@@ -76,7 +79,8 @@ const settings = {
   addresses: intFromEnv('BENCH_ADDRESSES', 200, 1),
   postgresUrl: process.env.BENCH_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
   databases: listFromEnv('BENCH_DATABASES', ['sqlite', 'postgres'] as const),
-  cases: listFromEnv('BENCH_CASES', ['ceiling', 'score', 'submit'] as const),
+  cases: listFromEnv('BENCH_CASES', ['ceiling', 'score', 'submit', 'bounties'] as const),
+  bounties: intFromEnv('BENCH_BOUNTIES', 10_000, 1),
   server: serverMode(),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
 };
@@ -84,7 +88,11 @@ const settings = {
 const targets = {
   scoreReadVsCeiling: 0.5,
   submitP50Ms: 10,
+  bountiesVsCeiling: 0.25,
 };
+
+/** Two filters and an order: open beginner bounties, most valuable first. */
+const BOUNTIES_PATH = '/api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50';
 
 // ---------------------------------------------------------------------------
 // Servers under test: a child process (default) or this process
@@ -167,6 +175,8 @@ function serverEnv(dataDir: string, databaseUrl: string): Record<string, string>
     DATABASE_URL: databaseUrl,
     // Far above what a run can spend, so the rate limit is exercised but never refuses.
     RATE_LIMIT_TIER4: '100000000',
+    // The bounties case measures the query, not the response cache.
+    PUBLIC_CACHE_TTL: '0',
     HOST: '127.0.0.1',
     PORT: '0',
   };
@@ -255,7 +265,7 @@ async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<
 // ---------------------------------------------------------------------------
 // Cases
 
-type CaseName = 'ceiling' | 'score' | 'submit';
+type CaseName = 'ceiling' | 'score' | 'submit' | 'bounties';
 
 interface CaseRecord {
   case: CaseName;
@@ -270,6 +280,7 @@ const titles: Record<CaseName, string> = {
   ceiling: 'ceiling (bare Fastify)',
   score: 'GET score (DONE)',
   submit: 'POST submit (20 stamps)',
+  bounties: 'GET bounties (10k, 2 filters + order)',
 };
 
 function usageHooks(target: RunningTarget, window: string, sink: { usage: ServerUsage | null }): LoadCase['around'] {
@@ -365,6 +376,22 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
       });
       records.push({ case: 'submit', title: titles.submit, database, result, serverUsage: sink.usage, after: await settle(target) });
     }
+    if (wanted.includes('bounties')) {
+      const sink = { usage: null as ServerUsage | null };
+      const result = await runLoad({
+        ...common(port),
+        method: 'GET',
+        headers: {},
+        path: () => BOUNTIES_PATH,
+        checkBody: (body) => {
+          const list = JSON.parse(body) as { experience_level?: string; is_open?: boolean }[];
+          if (!Array.isArray(list) || list.length === 0) return 'empty list';
+          return list.every((b) => b.is_open === true && b.experience_level?.toLowerCase() === 'beginner') ? null : 'filter not applied';
+        },
+        around: usageHooks(target, `bounties-${database}`, sink),
+      });
+      records.push({ case: 'bounties', title: titles.bounties, database, result, serverUsage: sink.usage, after: null });
+    }
     return { records, info: target.info };
   } finally {
     await target.stop();
@@ -390,7 +417,8 @@ function checksText(record: CaseRecord): string {
   const problems = Object.entries(record.result.bodyProblems);
   if (record.case !== 'ceiling') {
     const bad = problems.reduce((n, [, c]) => n + c, 0);
-    parts.push(bad === 0 ? 'all DONE' : `non-DONE ${bad} (${problems.map(([k, c]) => `${k}: ${c}`).join(', ')})`);
+    const ok = record.case === 'bounties' ? 'all filtered' : 'all DONE';
+    parts.push(bad === 0 ? ok : `bad bodies ${bad} (${problems.map(([k, c]) => `${k}: ${c}`).join(', ')})`);
   }
   if (record.after) {
     if (record.after.queueDepth > 0) parts.push(`queue left ${record.after.queueDepth}`);
@@ -449,7 +477,7 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is 'score' | 'submit' => c !== 'ceiling');
+    const stampCases = settings.cases.filter((c): c is 'score' | 'submit' | 'bounties' => c !== 'ceiling');
     if (settings.cases.includes('ceiling')) {
       console.log('ceiling: measuring');
       records.push(await runCeiling());
@@ -487,6 +515,7 @@ async function main(): Promise<number> {
           credentialsFile,
           expectedScore: pool.expectedScore,
           expectedRawScore: pool.expectedRawScore,
+          bounties: stampCases.includes('bounties') ? settings.bounties : 0,
         };
         const run = await runStampgate(database, spec, stampCases);
         console.log(`${database}: set-up ${JSON.stringify(run.info.setup)}`);
@@ -549,6 +578,17 @@ async function main(): Promise<number> {
   } else {
     targetResults.push({ name: '20-stamp submission on SQLite p50', verdict: 'SKIPPED', measured: 'case not run' });
   }
+  const sqliteBounties = records.find((r) => r.case === 'bounties' && r.database === 'sqlite');
+  if (sqliteBounties && ceiling) {
+    const ratio = sqliteBounties.result.rps / ceilingRps;
+    targetResults.push({
+      name: `bounties list on SQLite ≥ ${targets.bountiesVsCeiling * 100}% of the ceiling req/s`,
+      verdict: ratio >= targets.bountiesVsCeiling ? 'PASS' : 'FAIL',
+      measured: `${fixed(ratio * 100, 1)}% (${fixed(sqliteBounties.result.rps, 0)} of ${fixed(ceilingRps, 0)} req/s)`,
+    });
+  } else {
+    targetResults.push({ name: 'bounties list on SQLite vs ceiling', verdict: 'SKIPPED', measured: 'case not run' });
+  }
   for (const t of targetResults) console.log(`${t.verdict.padEnd(7)} ${t.name}: ${t.measured}`);
   console.log(`(load average at the end: ${loadText()}; figures from a busy machine are not comparable)`);
 
@@ -558,6 +598,9 @@ async function main(): Promise<number> {
     if (r.result.requests === 0 || (r.result.statusCodes['200'] ?? 0) === 0) problems.push(`${label}: no successful response`);
     if (r.result.errors > 0) problems.push(`${label}: ${r.result.errors} connection errors (${r.result.timeouts} timeouts)`);
     if (r.result.non2xx > 0) problems.push(`${label}: ${r.result.non2xx} non-2xx responses ${JSON.stringify(r.result.statusCodes)}`);
+    // A submission may answer PROCESSING on a slow machine; a read or a list must always be right.
+    const badBodies = Object.values(r.result.bodyProblems).reduce((n, c) => n + c, 0);
+    if (r.case !== 'submit' && badBodies > 0) problems.push(`${label}: ${badBodies} wrong bodies ${JSON.stringify(r.result.bodyProblems)}`);
     if (r.after && r.after.workerFailures > 0) problems.push(`${label}: scoring worker failed ${r.after.workerFailures} times, first: ${r.after.firstWorkerFailure}`);
   }
 

@@ -10,6 +10,7 @@ import { type Config, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildServer } from '../src/server.js';
+import { seedBounties } from './bounties-seed.js';
 import type { ProfileWindow, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
 
 export interface RunningTarget {
@@ -147,6 +148,7 @@ async function startStampgate(spec: Extract<TargetSpec, { kind: 'stampgate' }>):
       throw new Error(`imported ${report.stored} of ${expected} stamps; e.g. ${JSON.stringify(refused)}`);
     }
     setup.stampsImported = report.stored;
+    if (spec.bounties > 0) await timed(setup, 'seedBountiesMs', () => seedBounties(context, spec.bounties));
 
     context.worker.start();
     app = await buildServer(context, { logger: false });

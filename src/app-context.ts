@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import { connectRedis, invalidationBus } from './db/redis.js';
+import { connectRedis, processBus } from './db/redis.js';
 import type { Database } from './db/connection.js';
 import { accountService } from './scoring/accounts.js';
 import { accountsRepository } from './scoring/accounts.repository.js';
@@ -43,7 +43,7 @@ const submitPollMs = 50;
  */
 export async function createAppContext(config: Config, database: Database, options: ContextOptions = {}) {
   const log = options.log ?? silentLog;
-  const bus = invalidationBus(config.redisUrl, (error) => log.warn({ err: error.message }, 'Redis error'));
+  const bus = processBus(config.redisUrl, (error) => log.warn({ err: error.message }, 'Redis error'));
   // Rate-limit budgets need Redis only where HTTP is served.
   const redis = config.redisUrl && options.http ? connectRedis(config.redisUrl, () => {}) : null;
   const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
@@ -90,6 +90,8 @@ export async function createAppContext(config: Config, database: Database, optio
     else if (topic === 'scorer') accounts.forgetScorer(Number(key));
     else if (topic === 'issuers') issuers.forget();
     else if (topic === 'public_data') void publicData.cache.forget([key]);
+    // A submission queued a job: workers start on it now rather than at their next poll.
+    else if (topic === 'scoring_job') worker.notify();
   });
   return {
     config,
@@ -121,6 +123,7 @@ export async function createAppContext(config: Config, database: Database, optio
     scores: scoreService(scoresRepository(database.db), jobs, worker, {
       submitWaitMs: config.submitWaitMs,
       waitPollMs: submitPollMs,
+      announceJob: () => void bus.publish('scoring_job', ''),
     }),
   };
 }

@@ -21,24 +21,25 @@ export function connectRedis(url: string, onError: (error: Error) => void): Redi
   return client;
 }
 
-export type InvalidationTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data';
+export type BusTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data' | 'scoring_job';
 
-export interface InvalidationBus {
-  /** Tells every process (this one included) that cached `topic`/`key` data changed. */
-  publish(topic: InvalidationTopic, key: string): Promise<void>;
-  subscribe(handler: (topic: InvalidationTopic, key: string) => void): void;
+export interface ProcessBus {
+  /** Tells every process (this one included) about `topic`/`key`: changed data, or a queued job. */
+  publish(topic: BusTopic, key: string): Promise<void>;
+  subscribe(handler: (topic: BusTopic, key: string) => void): void;
   close(): Promise<void>;
 }
 
 const channel = 'stampgate:invalidate';
 
 /**
- * Cache invalidation across processes over Redis pub/sub; without Redis only
- * this process hears it (and the caches' short TTLs bound staleness elsewhere).
+ * Notices between processes over Redis pub/sub: cached data that changed, and scoring jobs
+ * queued for the workers. Without Redis only this process hears them (the caches' TTLs bound
+ * staleness elsewhere, and workers find jobs at their next poll).
  */
-export function invalidationBus(redisUrl: string | null, onError: (error: Error) => void): InvalidationBus {
-  const handlers: ((topic: InvalidationTopic, key: string) => void)[] = [];
-  const deliver = (topic: InvalidationTopic, key: string) => {
+export function processBus(redisUrl: string | null, onError: (error: Error) => void): ProcessBus {
+  const handlers: ((topic: BusTopic, key: string) => void)[] = [];
+  const deliver = (topic: BusTopic, key: string) => {
     for (const handler of handlers) handler(topic, key);
   };
   if (!redisUrl) {
@@ -69,7 +70,7 @@ export function invalidationBus(redisUrl: string | null, onError: (error: Error)
       subscriber.on('error', onError);
       subscriber.on('message', (_channel: string, message: string) => {
         try {
-          const { topic, key, from } = JSON.parse(message) as { topic: InvalidationTopic; key: string; from: string };
+          const { topic, key, from } = JSON.parse(message) as { topic: BusTopic; key: string; from: string };
           if (from !== busId) deliver(topic, key);
         } catch {
           // Not one of ours; ignore.

@@ -54,6 +54,8 @@ export interface ScoreServiceOptions {
   submitWaitMs: number;
   /** How often a waiting submission looks at the database when no local worker reports. */
   waitPollMs: number;
+  /** Tells the workers of every process that a job was queued (default: the local worker only). */
+  announceJob?: () => void;
 }
 
 export function scoreService(
@@ -93,7 +95,8 @@ export function scoreService(
     async submit(scorerId: number, address: string): Promise<ScoreRecord> {
       const start = clock();
       await jobs.enqueue(scorerId, address, start);
-      worker?.notify();
+      if (options.announceJob) options.announceJob();
+      else worker?.notify();
       const row = await waitForScore(scorerId, address, start + options.submitWaitMs);
       if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
       return toScoreRecord(row);

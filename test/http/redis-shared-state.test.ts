@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { bountyFixtures, importOk } from '../publicdata/fixtures.js';
 
 const redisUrl = inject('redisUrl');
 const redisKinds = redisUrl ? databaseKinds : [];
@@ -60,6 +61,46 @@ describe.each(redisKinds)('Redis-backed shared state on %s', (kind) => {
       status = (await a.app.inject({ url: '/registry/stamp-metadata', headers: { 'x-api-key': key } })).statusCode;
     }
     expect(status).toBe(401);
+  });
+
+  it('drops every process’s cached public data lists when another process imports', async () => {
+    const env = { REDIS_URL: redisUrl!, PUBLIC_CACHE_TTL: '3600' };
+    const a = await createTestApp(kind, env);
+    cleanups.push(a.close);
+    const b = await secondProcess(a, env);
+    cleanups.push(b.close);
+    const [first, second] = bountyFixtures();
+    await importOk(b.ctx, { bounties: [first] });
+    const titles = async () => ((await a.app.inject('/api/v0.1/bounties/?order_by=pk')).json() as { title: string }[]).map((x) => x.title);
+    expect(await titles()).toEqual([first!.title]);
+    // Cached in A now; B imports another bounty (as `stampgate data import` would, in its own process).
+    await importOk(b.ctx, { bounties: [second] });
+    let seen = await titles();
+    for (let i = 0; i < 50 && seen.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await titles();
+    }
+    expect(seen).toEqual([first!.title, second!.title]);
+  });
+
+  it('wakes a worker in another process as soon as a job is queued, not at its next poll', async () => {
+    // The worker would find the job by polling only after a minute; the submission waits up to 10 s.
+    const env = { REDIS_URL: redisUrl!, SCORING_POLL_MS: '60000', SUBMIT_WAIT_MS: '10000' };
+    const api = await createTestApp(kind, env);
+    cleanups.push(api.close);
+    const workerProcess = await secondProcess(api, env);
+    cleanups.push(workerProcess.close);
+    workerProcess.ctx.worker.start();
+    const { key, scorer } = await seedAccount(api.ctx);
+    const started = Date.now();
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/registry/submit-passport',
+      headers: { 'x-api-key': key },
+      payload: { address: '0x' + '5'.repeat(40), scorer_id: String(scorer.id) },
+    });
+    expect(res.json()).toMatchObject({ status: 'DONE', score: expect.any(String) });
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
 
