@@ -7,8 +7,10 @@
  *   score    GET /registry/score/{scorer_id}/{address} of DONE scores (rotating over the pool)
  *   submit   POST /registry/submit-passport of addresses holding 20 verified stamps,
  *            in-process scoring worker running, rotating over the pool
- *   bounties GET /api/v0.1/bounties/ over 10,000 bounties with two filters and an order_by
- *            (PUBLIC_CACHE_TTL=0, so every request runs the query rather than hitting the cache)
+ *   bounties GET /api/v0.1/bounties/ over 10,000 bounties with two filters and an order_by,
+ *            as served by default (the response cache on: after the first request, cache hits)
+ *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
+ *            runs the query and renders the list, the cost of each cache miss
  *
  * Environment (all optional)
  *   BENCH_SECONDS          measured seconds per case (10)
@@ -17,7 +19,7 @@
  *   BENCH_ADDRESSES        size of the address pool, each with 20 stamps (200)
  *   BENCH_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_DATABASES        comma list of sqlite,postgres (both)
- *   BENCH_CASES            comma list of ceiling,score,submit,bounties (all)
+ *   BENCH_CASES            comma list of ceiling,score,submit,bounties,bounties-uncached (all)
  *   BENCH_BOUNTIES         bounties seeded for the bounties case (10000)
  *   BENCH_SERVER           child (default: server in its own process) or inprocess
  *   BENCH_CPU_PROF         1 = write a V8 CPU profile of each server child to bench/results/profiles/<server>-<time>/
@@ -30,7 +32,7 @@ import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describeSettings } from '../src/config.js';
@@ -79,7 +81,7 @@ const settings = {
   addresses: intFromEnv('BENCH_ADDRESSES', 200, 1),
   postgresUrl: process.env.BENCH_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
   databases: listFromEnv('BENCH_DATABASES', ['sqlite', 'postgres'] as const),
-  cases: listFromEnv('BENCH_CASES', ['ceiling', 'score', 'submit', 'bounties'] as const),
+  cases: listFromEnv('BENCH_CASES', ['ceiling', 'score', 'submit', 'bounties', 'bounties-uncached'] as const),
   bounties: intFromEnv('BENCH_BOUNTIES', 10_000, 1),
   server: serverMode(),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
@@ -175,8 +177,6 @@ function serverEnv(dataDir: string, databaseUrl: string): Record<string, string>
     DATABASE_URL: databaseUrl,
     // Far above what a run can spend, so the rate limit is exercised but never refuses.
     RATE_LIMIT_TIER4: '100000000',
-    // The bounties case measures the query, not the response cache.
-    PUBLIC_CACHE_TTL: '0',
     HOST: '127.0.0.1',
     PORT: '0',
   };
@@ -265,7 +265,7 @@ async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<
 // ---------------------------------------------------------------------------
 // Cases
 
-type CaseName = 'ceiling' | 'score' | 'submit' | 'bounties';
+type CaseName = 'ceiling' | 'score' | 'submit' | 'bounties' | 'bounties-uncached';
 
 interface CaseRecord {
   case: CaseName;
@@ -281,6 +281,7 @@ const titles: Record<CaseName, string> = {
   score: 'GET score (DONE)',
   submit: 'POST submit (20 stamps)',
   bounties: 'GET bounties (10k, 2 filters + order)',
+  'bounties-uncached': 'GET bounties, cache off (every request queries)',
 };
 
 function usageHooks(target: RunningTarget, window: string, sink: { usage: ServerUsage | null }): LoadCase['around'] {
@@ -376,26 +377,39 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
       });
       records.push({ case: 'submit', title: titles.submit, database, result, serverUsage: sink.usage, after: await settle(target) });
     }
-    if (wanted.includes('bounties')) {
-      const sink = { usage: null as ServerUsage | null };
-      const result = await runLoad({
-        ...common(port),
-        method: 'GET',
-        headers: {},
-        path: () => BOUNTIES_PATH,
-        checkBody: (body) => {
-          const list = JSON.parse(body) as { experience_level?: string; is_open?: boolean }[];
-          if (!Array.isArray(list) || list.length === 0) return 'empty list';
-          return list.every((b) => b.is_open === true && b.experience_level?.toLowerCase() === 'beginner') ? null : 'filter not applied';
-        },
-        around: usageHooks(target, `bounties-${database}`, sink),
-      });
-      records.push({ case: 'bounties', title: titles.bounties, database, result, serverUsage: sink.usage, after: null });
-    }
+    if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
     return { records, info: target.info };
   } finally {
     await target.stop();
+    if (wanted.includes('bounties-uncached')) {
+      // A server of its own with the response cache off and no stamps to import.
+      const noCredentials = join(dirname(spec.credentialsFile), 'no-credentials.json');
+      writeFileSync(noCredentials, '[]');
+      const uncached = await launch({ ...spec, credentialsFile: noCredentials, env: { ...spec.env, PUBLIC_CACHE_TTL: '0' } }, `stampgate-${database}-uncached`);
+      try {
+        records.push(await runBounties(uncached, database, 'bounties-uncached'));
+      } finally {
+        await uncached.stop();
+      }
+    }
   }
+}
+
+async function runBounties(target: RunningTarget, database: DatabaseKind, name: 'bounties' | 'bounties-uncached'): Promise<CaseRecord> {
+  const sink = { usage: null as ServerUsage | null };
+  const result = await runLoad({
+    ...common(target.info.port),
+    method: 'GET',
+    headers: {},
+    path: () => BOUNTIES_PATH,
+    checkBody: (body) => {
+      const list = JSON.parse(body) as { experience_level?: string; is_open?: boolean }[];
+      if (!Array.isArray(list) || list.length === 0) return 'empty list';
+      return list.every((b) => b.is_open === true && b.experience_level?.toLowerCase() === 'beginner') ? null : 'filter not applied';
+    },
+    around: usageHooks(target, `${name}-${database}`, sink),
+  });
+  return { case: name, title: titles[name], database, result, serverUsage: sink.usage, after: null };
 }
 
 // ---------------------------------------------------------------------------
@@ -417,7 +431,7 @@ function checksText(record: CaseRecord): string {
   const problems = Object.entries(record.result.bodyProblems);
   if (record.case !== 'ceiling') {
     const bad = problems.reduce((n, [, c]) => n + c, 0);
-    const ok = record.case === 'bounties' ? 'all filtered' : 'all DONE';
+    const ok = record.case.startsWith('bounties') ? 'all filtered' : 'all DONE';
     parts.push(bad === 0 ? ok : `bad bodies ${bad} (${problems.map(([k, c]) => `${k}: ${c}`).join(', ')})`);
   }
   if (record.after) {
@@ -477,7 +491,7 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is 'score' | 'submit' | 'bounties' => c !== 'ceiling');
+    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling'> => c !== 'ceiling');
     if (settings.cases.includes('ceiling')) {
       console.log('ceiling: measuring');
       records.push(await runCeiling());
@@ -515,7 +529,7 @@ async function main(): Promise<number> {
           credentialsFile,
           expectedScore: pool.expectedScore,
           expectedRawScore: pool.expectedRawScore,
-          bounties: stampCases.includes('bounties') ? settings.bounties : 0,
+          bounties: stampCases.includes('bounties') || stampCases.includes('bounties-uncached') ? settings.bounties : 0,
         };
         const run = await runStampgate(database, spec, stampCases);
         console.log(`${database}: set-up ${JSON.stringify(run.info.setup)}`);

@@ -51,6 +51,7 @@ export interface Config {
   legacyBountyIndexAddress: string | null;
   redisUrl: string | null;
   metricsEnabled: boolean;
+  workerPort: number | null;
 }
 
 interface Setting<K extends keyof Config> {
@@ -150,7 +151,7 @@ const settings: { [K in keyof Config]: Setting<K> } = {
   publicBaseUrl: {
     key: 'publicBaseUrl',
     name: 'PUBLIC_BASE_URL',
-    description: 'Absolute URL clients reach this server at (used in pagination links); unset = taken from the request',
+    description: 'Absolute URL clients reach this server at: the Sign-In with Ethereum domain, login redirects and pagination links. Required in production; in development unset = taken from the request',
     defaultText: '(unset)',
     parse: publicBaseUrl,
   },
@@ -439,6 +440,14 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Serve Prometheus metrics at `/metrics` (restrict it to your monitoring network at the proxy)',
     defaultText: 'true',
     parse: flag('METRICS_ENABLED', true),
+  },
+  workerPort: {
+    key: 'workerPort',
+    name: 'WORKER_PORT',
+    description:
+      'Port on which `stampgate worker` serves `/metrics` and `/health/*` (on HOST) for monitoring; unset = a worker serves no HTTP',
+    defaultText: '(unset)',
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('WORKER_PORT', 1, 65535, 0)(raw)),
   },
 };
 

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createLogger } from './logger.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './app-context.js';
+import { ConfigError } from './config.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { createMetrics } from './http/metrics.js';
@@ -20,6 +21,14 @@ export interface BuildOptions {
 }
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  if (ctx.config.env === 'production' && ctx.config.publicBaseUrl === null) {
+    // Otherwise the service's own origin would come from the Host and X-Forwarded-* headers, which
+    // callers control: a SIWE message signed for another site would be accepted here, and login
+    // redirects and pagination links would point wherever the request said.
+    throw new ConfigError([
+      'PUBLIC_BASE_URL must be set in production: wallet sign-in, the grant team login and pagination links are bound to it',
+    ]);
+  }
   const app = Fastify({
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger ?? createLogger(ctx.config.logLevel) }),
     bodyLimit: ctx.config.bodyLimitBytes,

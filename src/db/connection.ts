@@ -1,7 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import {
+  type Compilable,
+  type CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  type QueryResult,
+  SqliteDialect,
+  sql,
+  type SqliteDatabase as KyselySqliteDatabase,
+} from 'kysely';
 import pg from 'pg';
 import type { DialectName } from './dialect.js';
 import type { Tables } from './tables.js';
@@ -98,4 +107,32 @@ export async function writeTransaction<T>({ db, dialect }: Database, work: (trx:
       throw error;
     }
   });
+}
+
+/**
+ * A query built and compiled once, then run with fresh values: building and compiling a Kysely
+ * query costs more CPU than SQLite needs to run a simple one, which matters on the hot paths
+ * (the score read, the job queue). `build` is called once, with placeholders, and must hand each
+ * of its arguments to the query as a value (never inspect them); each run puts its own values
+ * where the placeholders went. The SQL text depends on the dialect, so make one per repository
+ * (per database), never one per module; it runs on that database or any transaction of it.
+ */
+export function compiledOnce<P extends unknown[], R>(build: (db: Db, ...params: P) => Compilable<R>) {
+  let template: { compiled: CompiledQuery<R>; slots: ({ param: number } | { value: unknown })[] } | null = null;
+  return (db: Db, ...params: P): Promise<QueryResult<R>> => {
+    if (!template) {
+      const placeholders = params.map((_, index) => ({ placeholder: index }));
+      const compiled = build(db, ...(placeholders as P)).compile();
+      const slots = compiled.parameters.map((value) => {
+        const index = placeholders.indexOf(value as { placeholder: number });
+        return index >= 0 ? { param: index } : { value };
+      });
+      if (placeholders.some((_, index) => !slots.some((slot) => 'param' in slot && slot.param === index))) {
+        throw new Error(`compiledOnce: a parameter of "${compiled.sql}" was not used as a value`);
+      }
+      template = { compiled, slots };
+    }
+    const { compiled, slots } = template;
+    return db.executeQuery<R>({ ...compiled, parameters: slots.map((slot) => ('param' in slot ? params[slot.param] : slot.value)) });
+  };
 }

@@ -52,11 +52,19 @@ export function processBus(redisUrl: string | null, onError: (error: Error) => v
   // Each bus has its own id: it has already delivered its own messages locally.
   const busId = randomUUID();
   const publisher = connectRedis(redisUrl, onError);
+  // A short-lived CLI command (`keys revoke`, `data import`) publishes right after start, before
+  // its connection is up; without the offline queue that notice would be dropped. So the first
+  // connection is waited for, briefly; after an outage publishing fails fast instead.
+  const firstConnection = new Promise<void>((resolve) => {
+    publisher.once('ready', () => resolve());
+    setTimeout(resolve, 2000).unref();
+  });
   let subscriber: Redis | null = null;
   return {
     async publish(topic, key) {
       deliver(topic, key);
       try {
+        await firstConnection;
         await publisher.publish(channel, JSON.stringify({ topic, key, from: busId }));
       } catch (error) {
         onError(error as Error);

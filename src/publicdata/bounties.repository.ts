@@ -5,7 +5,7 @@ import type { BountiesTable } from '../db/tables/public-data.js';
 
 export type BountyRow = BountiesTable;
 
-/** Columns a bounty list can be ordered by; each has a `(column, id)` index (migration 0005). */
+/** Columns a bounty list can be ordered by; each has a `(column, id)` index (migration 0008). */
 export type BountyOrderColumn =
   | 'id'
   | 'created_on'

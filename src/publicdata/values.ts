@@ -54,8 +54,9 @@ export function checkText(name: string, value: string): string {
 export const MAX_ID = 2_147_483_647;
 
 /**
- * Re-checks numbers the query schema let through: the validator coerces
- * `1e400` to Infinity and accepts it, and a huge offset overflows the databases.
+ * The paging numbers a list accepts, checked in the domain too: the HTTP schema refuses
+ * non-finite and unsafe integers (`x-safe-integer`), other callers may not, and a value past
+ * these bounds would overflow the databases.
  */
 export function checkPaging(query: { pk?: number; limit: number; offset: number }): void {
   if (query.pk !== undefined && !(Number.isSafeInteger(query.pk) && query.pk >= 1 && query.pk <= MAX_ID)) {

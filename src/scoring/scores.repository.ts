@@ -1,4 +1,4 @@
-import type { Db } from '../db/connection.js';
+import { compiledOnce, type Db } from '../db/connection.js';
 import type { ScoresTable } from '../db/tables.js';
 
 export type ScoreRow = ScoresTable;
@@ -12,25 +12,33 @@ export interface ScoreListFilter {
 }
 
 export function scoresRepository(db: Db) {
+  // The hot reads: the single-score read and a waiting submission's look at its row.
+  const scoreForAccountQuery = compiledOnce((db: Db, scorerId: number, accountId: number, address: string) =>
+    db
+      .selectFrom('scorers as sc')
+      .leftJoin('scores as s', (join) => join.onRef('s.scorer_id', '=', 'sc.id').on('s.address', '=', address))
+      .select(['s.address', 's.status', 's.score', 's.evidence', 's.error', 's.last_score_timestamp', 's.scorer_id'])
+      .where('sc.id', '=', scorerId)
+      .where('sc.account_id', '=', accountId),
+  );
+
+  const scoreQuery = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db.selectFrom('scores').selectAll().where('scorer_id', '=', scorerId).where('address', '=', address),
+  );
+
   return {
     /**
      * The single-score read in one query: whether the scorer exists for the
      * account (`scorerFound`) and, if the address was submitted, its row.
      */
     async findForAccount(scorerId: number, accountId: number, address: string) {
-      const row = await db
-        .selectFrom('scorers as sc')
-        .leftJoin('scores as s', (join) => join.onRef('s.scorer_id', '=', 'sc.id').on('s.address', '=', address))
-        .select(['s.address', 's.status', 's.score', 's.evidence', 's.error', 's.last_score_timestamp', 's.scorer_id'])
-        .where('sc.id', '=', scorerId)
-        .where('sc.account_id', '=', accountId)
-        .executeTakeFirst();
+      const [row] = (await scoreForAccountQuery(db, scorerId, accountId, address)).rows;
       if (!row) return { scorerFound: false as const };
       return { scorerFound: true as const, score: row.address === null ? null : (row as ScoreRow) };
     },
 
     async find(scorerId: number, address: string): Promise<ScoreRow | undefined> {
-      return db.selectFrom('scores').selectAll().where('scorer_id', '=', scorerId).where('address', '=', address).executeTakeFirst();
+      return (await scoreQuery(db, scorerId, address)).rows[0];
     },
 
     async list(scorerId: number, filter: ScoreListFilter): Promise<{ rows: ScoreRow[]; count: number }> {

@@ -1,4 +1,4 @@
-import { type Database, writeTransaction } from '../db/connection.js';
+import { compiledOnce, type Database, type Db, writeTransaction } from '../db/connection.js';
 import { lockSkippingLocked } from '../db/dialect.js';
 import type { ScoringJobsTable } from '../db/tables.js';
 
@@ -16,6 +16,77 @@ class RunAgain extends Error {}
 
 export function scoringJobsRepository(database: Database) {
   const { db, dialect } = database;
+  // Every submission runs these, so they are compiled once (see compiledOnce).
+  const queueJob = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
+    db
+      .insertInto('scoring_jobs')
+      .values({ scorer_id: scorerId, address, state: 'queued', generation: 1, attempts: 0, run_after: now, created_at: now })
+      .onConflict((oc) =>
+        oc.columns(['scorer_id', 'address']).doUpdateSet((eb) => ({
+          generation: eb('scoring_jobs.generation', '+', 1),
+          attempts: 0,
+          run_after: now,
+          last_error: null,
+        })),
+      ),
+  );
+  const markProcessing = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
+    db
+      .insertInto('scores')
+      .values({ scorer_id: scorerId, address, status: 'PROCESSING', score: null, evidence: null, error: null, last_score_timestamp: now })
+      .onConflict((oc) =>
+        oc.columns(['scorer_id', 'address']).doUpdateSet({
+          status: 'PROCESSING',
+          score: null,
+          evidence: null,
+          error: null,
+          last_score_timestamp: now,
+        }),
+      ),
+  );
+  const dueJob = compiledOnce((db: Db, now: number) =>
+    lockSkippingLocked(
+      dialect,
+      db
+        .selectFrom('scoring_jobs')
+        .select('id')
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
+            eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
+          ]),
+        )
+        .orderBy('run_after')
+        .orderBy('id')
+        .limit(1),
+    ),
+  );
+  const takeJob = compiledOnce((db: Db, id: number, owner: string, leaseExpiresAt: number) =>
+    db
+      .updateTable('scoring_jobs')
+      .set((eb) => ({
+        state: 'running',
+        lease_owner: owner,
+        lease_expires_at: leaseExpiresAt,
+        attempts: eb('attempts', '+', 1),
+        claimed_generation: eb.ref('generation'),
+      }))
+      .where('id', '=', id)
+      .returningAll(),
+  );
+  const jobForUpdate = compiledOnce((db: Db, id: number) => {
+    // The row lock makes completion and claim-after-lease-expiry mutually exclusive on PostgreSQL.
+    const query = db.selectFrom('scoring_jobs').selectAll().where('id', '=', id);
+    return dialect === 'postgres' ? query.forUpdate() : query;
+  });
+  const writeDone = compiledOnce((db: Db, scorerId: number, address: string, score: string, evidence: string | null, now: number) =>
+    db
+      .updateTable('scores')
+      .set({ status: 'DONE', score, evidence, error: null, last_score_timestamp: now })
+      .where('scorer_id', '=', scorerId)
+      .where('address', '=', address),
+  );
+  const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
   return {
     /**
      * Records a submission: the score row goes to PROCESSING and the job is
@@ -26,66 +97,17 @@ export function scoringJobsRepository(database: Database) {
       await writeTransaction(database, async (trx) => {
         // The job row is locked before the score row, in the same order as completion and failure,
         // so that a submission racing a completion waits instead of deadlocking.
-        await trx
-          .insertInto('scoring_jobs')
-          .values({ scorer_id: scorerId, address, state: 'queued', generation: 1, attempts: 0, run_after: now, created_at: now })
-          .onConflict((oc) =>
-            oc.columns(['scorer_id', 'address']).doUpdateSet((eb) => ({
-              generation: eb('scoring_jobs.generation', '+', 1),
-              attempts: 0,
-              run_after: now,
-              last_error: null,
-            })),
-          )
-          .execute();
-        await trx
-          .insertInto('scores')
-          .values({ scorer_id: scorerId, address, status: 'PROCESSING', score: null, evidence: null, error: null, last_score_timestamp: now })
-          .onConflict((oc) =>
-            oc.columns(['scorer_id', 'address']).doUpdateSet({
-              status: 'PROCESSING',
-              score: null,
-              evidence: null,
-              error: null,
-              last_score_timestamp: now,
-            }),
-          )
-          .execute();
+        await queueJob(trx, scorerId, address, now);
+        await markProcessing(trx, scorerId, address, now);
       });
     },
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */
     async claimNext(owner: string, now: number, leaseMs: number): Promise<ScoringJobRow | undefined> {
       return writeTransaction(database, async (trx) => {
-        const due = lockSkippingLocked(
-          dialect,
-          trx
-            .selectFrom('scoring_jobs')
-            .select('id')
-            .where((eb) =>
-              eb.or([
-                eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
-                eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
-              ]),
-            )
-            .orderBy('run_after')
-            .orderBy('id')
-            .limit(1),
-        );
-        const next = await due.executeTakeFirst();
+        const [next] = (await dueJob(trx, now)).rows;
         if (!next) return undefined;
-        return trx
-          .updateTable('scoring_jobs')
-          .set((eb) => ({
-            state: 'running',
-            lease_owner: owner,
-            lease_expires_at: now + leaseMs,
-            attempts: eb('attempts', '+', 1),
-            claimed_generation: eb.ref('generation'),
-          }))
-          .where('id', '=', next.id)
-          .returningAll()
-          .executeTakeFirst();
+        return (await takeJob(trx, next.id, owner, now + leaseMs)).rows[0];
       });
     },
 
@@ -126,13 +148,8 @@ export function scoringJobsRepository(database: Database) {
               .execute();
             if (taken.length !== outcome.claims.length) throw new RunAgain();
           }
-          await trx
-            .updateTable('scores')
-            .set({ status: 'DONE', score: outcome.score, evidence: outcome.evidence, error: null, last_score_timestamp: now })
-            .where('scorer_id', '=', job.scorer_id)
-            .where('address', '=', job.address)
-            .execute();
-          await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
+          await writeDone(trx, job.scorer_id, job.address, outcome.score, outcome.evidence, now);
+          await removeJob(trx, job.id);
           return 'done' as const;
         });
       } catch (error) {
@@ -195,10 +212,8 @@ export function scoringJobsRepository(database: Database) {
     },
   };
 
-  async function lockJob(trx: Database['db'], id: number) {
-    // The row lock makes completion and claim-after-lease-expiry mutually exclusive on PostgreSQL.
-    const query = trx.selectFrom('scoring_jobs').selectAll().where('id', '=', id);
-    return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  async function lockJob(trx: Db, id: number) {
+    return (await jobForUpdate(trx, id)).rows[0];
   }
 }
 

@@ -342,3 +342,18 @@ describe.skipIf(!inject('postgresUrl'))('SIGTERM on PostgreSQL: a worker with jo
     }
   }, 120_000);
 });
+
+describe.skipIf(!inject('redisUrl'))('refused start-up', () => {
+  it('exits 2 with the message at once, even with Redis connections open', async () => {
+    const proc = start('serve without PUBLIC_BASE_URL', ['serve'], {
+      STAMPGATE_ENV: 'production',
+      DATA_DIR: join(workDir, 'refused-data'),
+      REDIS_URL: inject('redisUrl')!,
+      PORT: String(await freePort()),
+    });
+    const exit = await withTimeout(proc.exited, 15_000, 'a refused serve to exit');
+    await proc.closed;
+    expect(exit.code).toBe(2);
+    expect(proc.tail()).toContain('PUBLIC_BASE_URL must be set in production');
+  }, 30_000);
+});

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
+import { buildWorkerServer } from '../../src/http/worker-server.js';
 
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
@@ -66,5 +67,28 @@ describe('metrics off', () => {
     const t = await createTestApp('sqlite', { METRICS_ENABLED: 'false' });
     expect((await t.app.inject('/metrics')).statusCode).toBe(404);
     await t.close();
+  });
+});
+
+describe.each(databaseKinds)('a worker’s own /metrics and health checks on %s', (kind) => {
+  it('reports the jobs this worker settled, which an API process cannot see', async () => {
+    const t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000' });
+    const monitoring = await buildWorkerServer(t.ctx);
+    try {
+      const { scorer } = await seedAccount(t.ctx);
+      const address = '0x' + '78'.repeat(20);
+      await giveStamps(t.ctx, address, ['Google']);
+      t.ctx.worker.start();
+      await t.ctx.scores.submit(scorer.id, address);
+      const text = (await monitoring.inject('/metrics')).body;
+      expect(sample(text, 'stampgate_scoring_jobs_total', { outcome: 'done' })).toBe(1);
+      expect(sample(text, 'stampgate_scoring_queue_depth')).toBe(0);
+      expect((await monitoring.inject('/health/ready')).statusCode).toBe(200);
+      // Only monitoring: no API route is served here.
+      expect((await monitoring.inject('/registry/stamp-metadata')).json()).toMatchObject({ code: 'not_found' });
+    } finally {
+      await monitoring.close();
+      await t.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { createAppContext } from '../../src/app-context.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { bountyFixtures, importOk } from '../publicdata/fixtures.js';
 
@@ -59,6 +60,22 @@ describe.each(redisKinds)('Redis-backed shared state on %s', (kind) => {
     for (let i = 0; i < 50 && status === 200; i++) {
       await new Promise((r) => setTimeout(r, 20));
       status = (await a.app.inject({ url: '/registry/stamp-metadata', headers: { 'x-api-key': key } })).statusCode;
+    }
+    expect(status).toBe(401);
+  });
+
+  it('hears a revocation made by a CLI command in a process of its own', async () => {
+    const env = { REDIS_URL: redisUrl!, API_KEY_CACHE_TTL_MS: '600000' };
+    const a = await createTestApp(kind, env);
+    cleanups.push(a.close);
+    const { key, apiKey } = await seedAccount(a.ctx);
+    expect((await a.app.inject({ url: '/registry/stamp-metadata', headers: { 'x-api-key': key } })).statusCode).toBe(200);
+    const cli = await runCli(['keys', 'revoke', apiKey.prefix], { ...env, STAMPGATE_ENV: 'development', DATABASE_URL: a.test.url, DATA_DIR: a.ctx.config.dataDir });
+    expect(cli.code).toBe(0);
+    let status = 200;
+    for (let i = 0; i < 50 && status === 200; i++) {
+      status = (await a.app.inject({ url: '/registry/stamp-metadata', headers: { 'x-api-key': key } })).statusCode;
+      if (status === 200) await new Promise((r) => setTimeout(r, 20));
     }
     expect(status).toBe(401);
   });

@@ -16,6 +16,9 @@ describe('redactUrl', () => {
     );
     expect(redactUrl('/x?_SECRET=a#frag')).toBe('/x?_SECRET=[redacted]#frag');
     expect(redactUrl('/registry/score/1?limit=5')).toBe('/registry/score/1?limit=5');
+    // Spelled as the query parser would still read them.
+    expect(redactUrl('/x?%5Fsecret=a&%5f%73ecret=b&_secret&y=_secret')).toBe('/x?%5Fsecret=[redacted]&%5f%73ecret=[redacted]&_secret=[redacted]&y=_secret');
+    expect(redactUrl('/x?a=1&%E0%A4=2')).toBe('/x?a=1&%E0%A4=2');
   });
 });
 

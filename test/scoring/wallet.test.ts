@@ -385,16 +385,19 @@ describe.each(databaseKinds)('wallet sign-in and stamp writes on %s', (kind) => 
     it('replaces the whole set: afterwards the live stamps are exactly the accepted credentials', async () => {
       const google = credential(alice.address, 'Google');
       await wallet.stamps.add(alice.address, [google, credential(alice.address, 'Discord'), credential(alice.address, 'Linkedin')], trusted);
-      const report = await wallet.stamps.replace(
-        alice.address,
-        [google, credential(alice.address, 'Github'), credential(bob.address, 'Discord')],
-        trusted,
-        'all',
-      );
-      expect(report).toMatchObject({ stored: 1, unchanged: 1, rejected: 1, deleted: 2 });
+      const report = await wallet.stamps.replace(alice.address, [google, credential(alice.address, 'Github')], trusted, 'all');
+      expect(report).toMatchObject({ stored: 1, unchanged: 1, rejected: 0, deleted: 2 });
       expect(await live(alice.address)).toEqual(['Github', 'Google']);
       expect((await wallet.stamps.replace(alice.address, [], trusted, 'all')).deleted).toBe(2);
       expect(await live(alice.address)).toEqual([]);
+    });
+
+    it('deletes nothing when a whole-set replacement has a rejected credential, and keeps the accepted ones', async () => {
+      await wallet.stamps.add(alice.address, [credential(alice.address, 'Discord'), credential(alice.address, 'Linkedin')], trusted);
+      const report = await wallet.stamps.replace(alice.address, [credential(alice.address, 'Github'), credential(bob.address, 'Google')], trusted, 'all');
+      expect(report).toMatchObject({ stored: 1, rejected: 1, deleted: 0 });
+      expect(report.results.map((r) => r.status)).toEqual(['stored', 'rejected']);
+      expect(await live(alice.address)).toEqual(['Discord', 'Github', 'Linkedin']);
     });
 
     it('replaces provider by provider: only providers with an accepted credential change', async () => {

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
+import type { ImportResult } from '../../publicdata/import.js';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
@@ -30,10 +32,22 @@ export function serveCommand(program: Command, io: CliIo): void {
       const config = loadConfig(io.env);
       const logger = createLogger(config.logLevel);
       const ctx = await openAppContext(config, { log: logger, http: true });
-      const demo = await ensureDemoSetup(ctx);
-      const demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
-      const app = await buildServer(ctx, { logger });
-      await app.listen({ port: config.port, host: config.host });
+      let app: FastifyInstance | undefined;
+      let demo: DemoSetup | null;
+      let demoData: ImportResult | null;
+      try {
+        demo = await ensureDemoSetup(ctx);
+        demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
+        app = await buildServer(ctx, { logger });
+        await app.listen({ port: config.port, host: config.host });
+      } catch (error) {
+        // Refused at start-up (a setting, a port in use): close what is open, or Redis and the
+        // database pool would keep the process alive after the message.
+        await app?.close().catch(() => {});
+        await ctx.close().catch(() => {});
+        throw error;
+      }
+      const server = app;
       const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
       const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
       if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
@@ -42,8 +56,8 @@ export function serveCommand(program: Command, io: CliIo): void {
 
       if (options.worker) startBackgroundWork(ctx, logger, io);
       await untilSignal(async () => {
-        app.log.info('shutting down');
-        await app.close();
+        server.log.info('shutting down');
+        await server.close();
         await ctx.close();
       });
     });

@@ -2,7 +2,6 @@ import rateLimit from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
-import { ConfigError } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { errorResponses } from '../../http/errors.js';
 import { resilientRateLimitStore } from '../../http/rate-limit-store.js';
@@ -166,13 +165,6 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext): Promi
   const siteOf = (request: FastifyRequest): SiweSite =>
     siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
 
-  if (ctx.config.env === 'production' && ctx.config.publicBaseUrl === null) {
-    // Without it the domain a SIWE message must name would come from the Host header, which the
-    // caller controls: a message signed for another site could then be replayed here.
-    throw new ConfigError([
-      'PUBLIC_BASE_URL must be set in production: wallet sign-in binds every Sign-In with Ethereum message to this service\'s domain',
-    ]);
-  }
 
   app.addHook('onRequest', async (request) => {
     request.walletSession = await wallet.sessions.resolve(bearerToken(request));
@@ -295,7 +287,8 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext): Promi
         summary: 'Replace all stamps of the signed-in wallet',
         description:
           `${writeNote} Afterwards the wallet's live stamps are exactly the accepted credentials of this request: every other ` +
-          'live stamp is soft-deleted (a rejected credential replaces nothing; an empty list deletes every stamp). Deleted stamps ' +
+          'live stamp is soft-deleted (an empty list deletes every stamp). If any credential is rejected, nothing is deleted: the ' +
+          'accepted ones are stored as with POST and `deleted` is 0, so a mistaken request never empties the wallet. Deleted stamps ' +
           `stop counting at the next scoring; their nullifiers stay held until they expire.${bearerNote}`,
         ...sessionSecurity,
         body: ReplaceBody,

@@ -77,8 +77,8 @@ export function walletStampService(repo: WalletRepository, stamps: StampService,
     },
 
     /**
-     * Stores the accepted credentials, then soft-deletes the other live stamps in `scope`. A
-     * rejected credential replaces nothing.
+     * Stores the accepted credentials, then soft-deletes the other live stamps in `scope`: all of
+     * them (unless a credential was rejected), or those of the providers an accepted one names.
      */
     async replace(
       address: string,
@@ -87,6 +87,9 @@ export function walletStampService(repo: WalletRepository, stamps: StampService,
       scope: ReplaceScope,
     ): Promise<WalletWriteReport> {
       const { report, accepted } = await store(address, credentials, trusted);
+      // A whole-wallet replacement with a rejected credential (expired, mistyped) deletes nothing:
+      // the wallet keeps what it had plus what was accepted, and can send a corrected set again.
+      if (scope === 'all' && report.rejected > 0) return report;
       const keepDigests = accepted.map((a) => a.digest);
       const providers = scope === 'providers' ? [...new Set(accepted.map((a) => a.provider))] : undefined;
       report.deleted = await repo.softDelete(address, { providers, keepDigests }, clock());

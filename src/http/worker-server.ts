@@ -1,0 +1,19 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppContext } from '../app-context.js';
+import { registerErrorHandling } from './errors.js';
+import { registerHealthRoutes } from './health.js';
+import { createMetrics } from './metrics.js';
+
+/**
+ * What a `stampgate worker` serves for monitoring when WORKER_PORT is set: its own `/metrics`
+ * (job latency and outcomes are counted where jobs run, so an API process cannot report them)
+ * and the health checks. No API routes.
+ */
+export async function buildWorkerServer(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  registerErrorHandling(app);
+  if (ctx.config.metricsEnabled) createMetrics(ctx).register(app);
+  registerHealthRoutes(app, ctx.database);
+  await app.ready();
+  return app;
+}
