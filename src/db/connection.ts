@@ -3,12 +3,11 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
   type Compilable,
-  type CompiledQuery,
+  CompiledQuery,
   Kysely,
   PostgresDialect,
   type QueryResult,
   SqliteDialect,
-  sql,
   type SqliteDatabase as KyselySqliteDatabase,
 } from 'kysely';
 import pg from 'pg';
@@ -88,6 +87,10 @@ function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500): Ky
   };
 }
 
+const beginImmediate = CompiledQuery.raw('begin immediate');
+const commit = CompiledQuery.raw('commit');
+const rollback = CompiledQuery.raw('rollback');
+
 /**
  * A transaction that writes. On SQLite it starts with `BEGIN IMMEDIATE`: a deferred
  * transaction that reads first and writes later fails at once with SQLITE_BUSY when
@@ -97,13 +100,13 @@ function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500): Ky
 export async function writeTransaction<T>({ db, dialect }: Database, work: (trx: Db) => Promise<T>): Promise<T> {
   if (dialect === 'postgres') return db.transaction().execute(work);
   return db.connection().execute(async (connection) => {
-    await sql`begin immediate`.execute(connection);
+    await connection.executeQuery(beginImmediate);
     try {
       const result = await work(connection);
-      await sql`commit`.execute(connection);
+      await connection.executeQuery(commit);
       return result;
     } catch (error) {
-      await sql`rollback`.execute(connection);
+      await connection.executeQuery(rollback);
       throw error;
     }
   });

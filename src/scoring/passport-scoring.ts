@@ -48,6 +48,10 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
   return {
     score: result.score,
     evidence: result.evidence ? JSON.stringify(result.evidence) : null,
-    claims: result.claims.map((c) => ({ nullifier: c.nullifier, expiresAt: c.expiresAt.getTime() })),
+    claims: result.claims.map((c) => {
+      const hold = holds.get(c.nullifier);
+      const expiresAt = c.expiresAt.getTime();
+      return { nullifier: c.nullifier, expiresAt, heldAlready: hold?.address === address && hold.expiresAt.getTime() === expiresAt };
+    }),
   };
 }

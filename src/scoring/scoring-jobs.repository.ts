@@ -7,8 +7,11 @@ export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
 export interface ScoringOutcome {
   score: string;
   evidence: string | null;
-  /** Nullifiers the counted stamps hold for this address, until the stamp expires. */
-  claims: { nullifier: string; expiresAt: number }[];
+  /**
+   * Nullifiers the counted stamps hold for this address, until the stamp expires; `heldAlready`
+   * when the address held it, with this expiry, as the score was computed.
+   */
+  claims: { nullifier: string; expiresAt: number; heldAlready?: boolean }[];
 }
 
 /** Rolls the completion back so the job is queued to run again. */
@@ -124,12 +127,16 @@ export function scoringJobsRepository(database: Database) {
           const current = await lockJob(trx, job.id);
           if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
           if (current.generation !== current.claimed_generation) throw new RunAgain();
-          if (outcome.claims.length > 0) {
+          // A re-scored address usually holds its nullifiers already, with the same expiry: those
+          // need no write while live, since holds are never deleted and a live hold cannot pass to
+          // another address before it expires.
+          const toWrite = outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
+          if (toWrite.length > 0) {
             // One statement for every hold; a nullifier another live address holds is not returned.
             const taken = await trx
               .insertInto('nullifier_holds')
               .values(
-                outcome.claims.map((claim) => ({
+                toWrite.map((claim) => ({
                   scorer_id: job.scorer_id,
                   nullifier: claim.nullifier,
                   address: job.address,
@@ -146,7 +153,7 @@ export function scoringJobsRepository(database: Database) {
               )
               .returning('nullifier')
               .execute();
-            if (taken.length !== outcome.claims.length) throw new RunAgain();
+            if (taken.length !== toWrite.length) throw new RunAgain();
           }
           await writeDone(trx, job.scorer_id, job.address, outcome.score, outcome.evidence, now);
           await removeJob(trx, job.id);
