@@ -581,7 +581,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
       socketErrors: load.socketErrors,
       timeouts: load.timeouts,
       firstErrors: load.firstErrors,
-      serverErrorLines: procs.flatMap((p) => p.errorLines().map((l) => `${p.label}: ${l.slice(0, 500)}`)),
+      serverErrorLines: procs.flatMap((p) => p.errorLines().map((l) => `${p.label}: ${l.slice(0, 4000)}`)),
       scoresAfter,
       exits,
     };

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { connectRedis, processBus } from './db/redis.js';
@@ -15,7 +16,7 @@ import { nonceService } from './scoring/nonces.js';
 import { noncesRepository } from './scoring/nonces.repository.js';
 import { scorePassport } from './scoring/passport-scoring.js';
 import { scoringJobsRepository } from './scoring/scoring-jobs.repository.js';
-import { ScoringWorker } from './scoring/scoring-worker.js';
+import { type JobSettled, ScoringWorker } from './scoring/scoring-worker.js';
 import { scoreService } from './scoring/scores.js';
 import { scoresRepository } from './scoring/scores.repository.js';
 import { stampPageService } from './scoring/stamp-pages.js';
@@ -85,6 +86,16 @@ export async function createAppContext(config: Config, database: Database, optio
   publicData.cache.announce = async (prefixes) => {
     for (const prefix of prefixes) await bus.publish('public_data', prefix);
   };
+  // Every process hears when a job settles, wherever it ran, so that a submission waiting in an
+  // API process answers as soon as a worker elsewhere is done (not at its next look).
+  const settledJobs = new EventEmitter().setMaxListeners(0);
+  worker.on('settled', (settled: JobSettled) => void bus.publish('score_settled', `${settled.scorerId}:${settled.address}`));
+  const scores = scoreService(scoresRepository(database.db), jobs, worker, {
+    submitWaitMs: config.submitWaitMs,
+    waitPollMs: submitPollMs,
+    settledJobs,
+    announceJob: () => void bus.publish('scoring_job', ''),
+  });
   bus.subscribe((topic, key) => {
     if (topic === 'api_key') apiKeys.forget(key);
     else if (topic === 'scorer') accounts.forgetScorer(Number(key));
@@ -92,6 +103,10 @@ export async function createAppContext(config: Config, database: Database, optio
     else if (topic === 'public_data') void publicData.cache.forget([key]);
     // A submission queued a job: workers start on it now rather than at their next poll.
     else if (topic === 'scoring_job') worker.notify();
+    else if (topic === 'score_settled') {
+      const at = key.indexOf(':');
+      settledJobs.emit('settled', { scorerId: Number(key.slice(0, at)), address: key.slice(at + 1) });
+    }
   });
   return {
     config,
@@ -105,6 +120,7 @@ export async function createAppContext(config: Config, database: Database, optio
     redis,
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
+      await scores.drain();
       await worker.stop();
       await staking.indexer?.stop();
       await bus.close();
@@ -120,11 +136,7 @@ export async function createAppContext(config: Config, database: Database, optio
     publicData,
     jobs,
     worker,
-    scores: scoreService(scoresRepository(database.db), jobs, worker, {
-      submitWaitMs: config.submitWaitMs,
-      waitPollMs: submitPollMs,
-      announceJob: () => void bus.publish('scoring_job', ''),
-    }),
+    scores,
   };
 }
 

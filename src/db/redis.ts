@@ -21,10 +21,10 @@ export function connectRedis(url: string, onError: (error: Error) => void): Redi
   return client;
 }
 
-export type BusTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data' | 'scoring_job';
+export type BusTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data' | 'scoring_job' | 'score_settled';
 
 export interface ProcessBus {
-  /** Tells every process (this one included) about `topic`/`key`: changed data, or a queued job. */
+  /** Tells every process (this one included) about `topic`/`key`: changed data, a queued or settled job. */
   publish(topic: BusTopic, key: string): Promise<void>;
   subscribe(handler: (topic: BusTopic, key: string) => void): void;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import type { EventEmitter } from 'node:events';
 import { AppError } from '../errors.js';
 import { isScorerId } from './accounts.js';
 import type { ScoreStatus } from '../db/tables.js';
@@ -54,6 +54,11 @@ export interface ScoreServiceOptions {
   submitWaitMs: number;
   /** How often a waiting submission looks at the database when no local worker reports. */
   waitPollMs: number;
+  /**
+   * Emits `settled` ({scorerId, address}) when a job settles in any process, so a waiting
+   * submission answers at once (default: the local worker's own events).
+   */
+  settledJobs?: EventEmitter;
   /** Tells the workers of every process that a job was queued (default: the local worker only). */
   announceJob?: () => void;
 }
@@ -65,41 +70,63 @@ export function scoreService(
   options: ScoreServiceOptions,
   clock: () => number = Date.now,
 ) {
+  // A submission keeps running when its client disconnects, so the HTTP server's close does not
+  // wait for it; shutdown ends the waits (answering what was read last) and waits for them instead.
+  const shutdown = new AbortController();
+  const inFlight = new Set<Promise<unknown>>();
+
   async function waitForScore(scorerId: number, address: string, deadline: number): Promise<ScoreRow | undefined> {
+    const settledJobs = options.settledJobs ?? worker;
     for (;;) {
       const row = await scores.find(scorerId, address);
       const remaining = deadline - clock();
-      if (!row || row.status !== 'PROCESSING' || remaining <= 0) return row;
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), Math.min(remaining, options.waitPollMs));
-      try {
-        // A local worker says when this job settles; otherwise the timer wakes the next look.
-        if (worker) {
-          while (true) {
-            const [settled] = (await once(worker, 'settled', { signal: controller.signal })) as [JobSettled];
-            if (settled.scorerId === scorerId && settled.address === address) break;
-          }
-        } else {
-          await once(controller.signal, 'abort');
+      if (!row || row.status !== 'PROCESSING' || remaining <= 0 || shutdown.signal.aborted) return row;
+      // Until the workers say this job settled, the next look is due, or shutdown.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => done(), Math.min(remaining, options.waitPollMs));
+        // A listener that stays on (not `once` in a loop), so that a burst of announcements for
+        // other jobs cannot hide this one.
+        const onSettled = (settled: Pick<JobSettled, 'scorerId' | 'address'>) => {
+          if (settled.scorerId === scorerId && settled.address === address) done();
+        };
+        function done() {
+          clearTimeout(timer);
+          settledJobs?.off('settled', onSettled);
+          shutdown.signal.removeEventListener('abort', done);
+          resolve();
         }
-      } catch {
-        // Aborted by the timer: look again.
-      } finally {
-        clearTimeout(timer);
-      }
+        settledJobs?.on('settled', onSettled);
+        shutdown.signal.addEventListener('abort', done, { once: true });
+      });
+      if (shutdown.signal.aborted) return row;
     }
   }
 
   return {
     /** Records the submission durably, then waits a little for the score. */
     async submit(scorerId: number, address: string): Promise<ScoreRecord> {
-      const start = clock();
-      await jobs.enqueue(scorerId, address, start);
-      if (options.announceJob) options.announceJob();
-      else worker?.notify();
-      const row = await waitForScore(scorerId, address, start + options.submitWaitMs);
-      if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
-      return toScoreRecord(row);
+      if (shutdown.signal.aborted) throw new AppError('not_ready', 'The server is shutting down; submit again.');
+      const work = (async () => {
+        const start = clock();
+        await jobs.enqueue(scorerId, address, start);
+        if (options.announceJob) options.announceJob();
+        else worker?.notify();
+        const row = await waitForScore(scorerId, address, start + options.submitWaitMs);
+        if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
+        return toScoreRecord(row);
+      })();
+      inFlight.add(work);
+      try {
+        return await work;
+      } finally {
+        inFlight.delete(work);
+      }
+    },
+
+    /** Ends the waits of submissions in progress and waits for them to finish (shutdown). */
+    async drain(): Promise<void> {
+      shutdown.abort();
+      await Promise.allSettled([...inFlight]);
     },
 
     async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreList> {
