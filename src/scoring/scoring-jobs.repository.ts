@@ -47,24 +47,9 @@ export function scoringJobsRepository(database: Database) {
         }),
       ),
   );
-  const dueJob = compiledOnce((db: Db, now: number) =>
-    lockSkippingLocked(
-      dialect,
-      db
-        .selectFrom('scoring_jobs')
-        .select('id')
-        .where((eb) =>
-          eb.or([
-            eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
-            eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
-          ]),
-        )
-        .orderBy('run_after')
-        .orderBy('id')
-        .limit(1),
-    ),
-  );
-  const takeJob = compiledOnce((db: Db, id: number, owner: string, leaseExpiresAt: number) =>
+  // One statement, so no transaction: the next due job (queued, or running with an expired lease)
+  // is leased in the same breath it is found. PostgreSQL skips rows other claims have locked.
+  const claimDueJob = compiledOnce((db: Db, now: number, owner: string, leaseExpiresAt: number) =>
     db
       .updateTable('scoring_jobs')
       .set((eb) => ({
@@ -74,7 +59,23 @@ export function scoringJobsRepository(database: Database) {
         attempts: eb('attempts', '+', 1),
         claimed_generation: eb.ref('generation'),
       }))
-      .where('id', '=', id)
+      .where('id', '=', (eb) =>
+        lockSkippingLocked(
+          dialect,
+          eb
+            .selectFrom('scoring_jobs')
+            .select('id')
+            .where((eb) =>
+              eb.or([
+                eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
+                eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
+              ]),
+            )
+            .orderBy('run_after')
+            .orderBy('id')
+            .limit(1),
+        ),
+      )
       .returningAll(),
   );
   const jobForUpdate = compiledOnce((db: Db, id: number) => {
@@ -107,11 +108,7 @@ export function scoringJobsRepository(database: Database) {
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */
     async claimNext(owner: string, now: number, leaseMs: number): Promise<ScoringJobRow | undefined> {
-      return writeTransaction(database, async (trx) => {
-        const [next] = (await dueJob(trx, now)).rows;
-        if (!next) return undefined;
-        return (await takeJob(trx, next.id, owner, now + leaseMs)).rows[0];
-      });
+      return (await claimDueJob(db, now, owner, now + leaseMs)).rows[0];
     },
 
     /**

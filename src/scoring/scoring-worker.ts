@@ -17,7 +17,13 @@ export interface ScoringWorkerOptions {
   backoffBaseMs: number;
 }
 
-export type JobSettled = { scorerId: number; address: string; outcome: 'done' | 'error' | 'rerun' | 'lost' };
+export type JobSettled = {
+  scorerId: number;
+  address: string;
+  outcome: 'done' | 'error' | 'rerun' | 'lost';
+  /** The clock just before the outcome was written: the job may be claimed again from then on, not before. */
+  completingAt: number;
+};
 
 type ScoreFn = (scorerId: number, address: string, now: number) => Promise<ScoringOutcome>;
 
@@ -124,13 +130,16 @@ export class ScoringWorker extends EventEmitter {
   async #run(job: ScoringJobRow): Promise<void> {
     this.emit('started', job);
     let outcome: JobSettled['outcome'];
+    let completingAt = this.#clock();
     try {
-      const result = await this.#score(job.scorer_id, job.address, this.#clock());
-      outcome = await this.#jobs.complete(job, this.owner, this.#clock(), result);
+      const result = await this.#score(job.scorer_id, job.address, completingAt);
+      completingAt = this.#clock();
+      outcome = await this.#jobs.complete(job, this.owner, completingAt, result);
     } catch (error) {
+      completingAt = this.#clock();
       outcome = await this.#recordFailure(job, error);
     }
-    this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome } satisfies JobSettled);
+    this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome, completingAt } satisfies JobSettled);
   }
 
   async #recordFailure(job: ScoringJobRow, error: unknown): Promise<JobSettled['outcome']> {
@@ -166,7 +175,10 @@ interface WorkerLog {
 /** Log lines of a worker's jobs: debug per job (with timings), a warning per failure. */
 export function logWorkerEvents(worker: ScoringWorker, log: WorkerLog): void {
   worker.on('started', (job: ScoringJobRow) =>
-    log.debug({ owner: worker.owner, scorerId: job.scorer_id, address: job.address, attempt: job.attempts, at: Date.now() }, 'scoring job started'),
+    log.debug(
+      { owner: worker.owner, scorerId: job.scorer_id, address: job.address, attempt: job.attempts, leaseExpiresAt: job.lease_expires_at, at: Date.now() },
+      'scoring job started',
+    ),
   );
   worker.on('settled', (settled: JobSettled) =>
     log.debug({ owner: worker.owner, ...settled, at: Date.now() }, 'scoring job settled'),
