@@ -37,8 +37,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +45,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { describeSettings } from '../src/config.js';
 import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/dev-issuer.js';
+import { buildCli, freePort } from '../test/helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(repoDir, 'loadtest', 'results');
@@ -137,21 +137,6 @@ class Proc {
   }
 }
 
-/**
- * src/ transpiled once by esbuild into `<root>/dist` beside links to node_modules, assets and
- * package.json (the layout dist/ has): no type-check and no tsx loader in the servers, and the
- * shared dist/ is left alone. Same approach as test/cluster/cluster.test.ts.
- */
-async function buildCli(root: string): Promise<string> {
-  const { build } = await import('esbuild');
-  const srcDir = join(repoDir, 'src');
-  const entryPoints = readdirSync(srcDir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-    .map((file) => join(srcDir, file));
-  await build({ entryPoints, outdir: join(root, 'dist'), outbase: srcDir, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'error' });
-  for (const name of ['node_modules', 'assets', 'package.json']) symlinkSync(join(repoDir, name), join(root, name));
-  return join(root, 'dist', 'cli', 'main.js');
-}
 
 let cliPath = '';
 const running: Proc[] = [];
@@ -181,16 +166,6 @@ async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return proc.lines.join('\n');
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitUntil(what: string, timeoutMs: number, probe: () => Promise<boolean> | boolean, everyMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -71,7 +71,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   if (ctx.config.scoringApiEnabled) {
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
-    await app.register(async (scope) => walletRoutes(scope, ctx));
+    await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
   }
   if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
   return app;

@@ -168,11 +168,14 @@ export function scoringJobsRepository(database: Database) {
       }
     },
 
-    /** Records a failed attempt: retried later, or given up with the score row at ERROR. */
-    async fail(job: ScoringJobRow, owner: string, now: number, error: string, retryAt: number | null): Promise<void> {
-      await writeTransaction(database, async (trx) => {
+    /**
+     * Records a failed attempt: retried later (`rerun`), or given up with the score row at ERROR
+     * (`error`); `lost` when another worker had taken the job over meanwhile.
+     */
+    async fail(job: ScoringJobRow, owner: string, now: number, error: string, retryAt: number | null): Promise<'rerun' | 'error' | 'lost'> {
+      return writeTransaction(database, async (trx) => {
         const current = await lockJob(trx, job.id);
-        if (!current || current.lease_owner !== owner) return;
+        if (!current || current.lease_owner !== owner) return 'lost';
         if (current.generation !== current.claimed_generation) {
           // A newer submission arrived during this attempt: it deserves fresh attempts of its own.
           await trx
@@ -180,7 +183,7 @@ export function scoringJobsRepository(database: Database) {
             .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now, attempts: 0, last_error: error })
             .where('id', '=', job.id)
             .execute();
-          return;
+          return 'rerun';
         }
         if (retryAt !== null) {
           await trx
@@ -188,7 +191,7 @@ export function scoringJobsRepository(database: Database) {
             .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: retryAt, last_error: error })
             .where('id', '=', job.id)
             .execute();
-          return;
+          return 'rerun';
         }
         await trx
           .updateTable('scores')
@@ -197,6 +200,7 @@ export function scoringJobsRepository(database: Database) {
           .where('address', '=', job.address)
           .execute();
         await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
+        return 'error';
       });
     },
 

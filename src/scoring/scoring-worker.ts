@@ -148,12 +148,12 @@ export class ScoringWorker extends EventEmitter {
     const retry = job.attempts < this.#options.maxAttempts;
     const retryAt = retry ? this.#clock() + this.#options.backoffBaseMs * 2 ** (job.attempts - 1) : null;
     try {
-      await this.#jobs.fail(job, this.owner, this.#clock(), message, retryAt);
+      return await this.#jobs.fail(job, this.owner, this.#clock(), message, retryAt);
     } catch (failError) {
       // The lease runs out and another attempt follows; nothing else can be done here.
       this.emit('failure', failError);
+      return 'rerun';
     }
-    return retry ? 'rerun' : 'error';
   }
 }
 

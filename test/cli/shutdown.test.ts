@@ -19,8 +19,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +32,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { scoringJobsRepository } from '../../src/scoring/scoring-jobs.repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
+import { buildCli, freePort, withTimeout } from '../helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 /** Well below the 15 s after which a stuck shutdown is forced with exit code 1. */
@@ -105,28 +105,7 @@ class Proc {
   }
 }
 
-/** src/ transpiled by esbuild into `<root>/dist`, beside links to node_modules, assets and package.json. */
-async function buildCli(root: string): Promise<string> {
-  const { build } = await import('esbuild');
-  const srcDir = join(repoDir, 'src');
-  const entryPoints = readdirSync(srcDir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-    .map((file) => join(srcDir, file));
-  await build({ entryPoints, outdir: join(root, 'dist'), outbase: srcDir, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'error' });
-  for (const name of ['node_modules', 'assets', 'package.json']) symlinkSync(join(repoDir, name), join(root, name));
-  return join(root, 'dist', 'cli', 'main.js');
-}
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitUntil(what: string, timeoutMs: number, probe: () => boolean | Promise<boolean>, everyMs = 10): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -136,15 +115,6 @@ async function waitUntil(what: string, timeoutMs: number, probe: () => boolean |
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-    }),
-  ]);
-}
 
 const processes: Proc[] = [];
 const workDir = mkdtempSync(join(tmpdir(), 'stampgate-shutdown-'));

@@ -29,8 +29,7 @@
  * under CI=true it fails. CLUSTER_SEED=<n> replays a run's addresses and stamp choices.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +41,7 @@ import { describeSettings } from '../../src/config.js';
 import { loadCatalogue } from '../../src/scoring/catalogue.js';
 import { DEV_ISSUER_KEY_FILE, issueCredential, type StampCredential } from '../../src/scoring/dev-issuer.js';
 import { type CandidateStamp, computeScore, type NullifierHold } from '../../src/scoring/engine.js';
+import { buildCli, freePort, withTimeout } from '../helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -183,29 +183,6 @@ class StampgateProcess {
   }
 }
 
-/**
- * Builds the CLI once, for every process of the test: src/ transpiled file by file by esbuild
- * (what tsx does on the fly; the project compiles with isolatedModules, so per-file transpiling
- * is exact) into `<root>/dist`, beside symlinks to the repository's node_modules, assets and
- * package.json, so that the compiled code finds them exactly as dist/ does. Why not the others:
- *  - `node --import tsx src/cli/main.ts` costs ~3.3 s of CPU per process start (its loader
- *    thread handles every module of the graph) against ~1.2 s for plain JavaScript; with ten
- *    processes on two cores that is the longest part of the test;
- *  - `npm run build` (tsc) costs ~15 s of CPU and writes the shared dist/, which others
- *    rebuild while this runs; this build takes under a second and is private to the run.
- * Type errors are `npm test`'s business (tsc --noEmit). Processes are started as `node <file>`,
- * not through npx or the tsx CLI, so signals reach stampgate itself and its exit code is its own.
- */
-async function buildCli(root: string): Promise<string> {
-  const { build } = await import('esbuild');
-  const srcDir = join(repoDir, 'src');
-  const entryPoints = readdirSync(srcDir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-    .map((file) => join(srcDir, file));
-  await build({ entryPoints, outdir: join(root, 'dist'), outbase: srcDir, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'error' });
-  for (const name of ['node_modules', 'assets', 'package.json']) symlinkSync(join(repoDir, name), join(root, name));
-  return join(root, 'dist', 'cli', 'main.js');
-}
 
 let cliPath = '';
 /** Every process the test started, so that none outlives it. */
@@ -232,16 +209,6 @@ function cliJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
   return cli([...args, '--json'], env).then((out) => JSON.parse(out) as T);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The environment every process gets: the runner's, minus any Stampgate setting it happens to carry. */
 function childEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
@@ -261,15 +228,6 @@ async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promis
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
-    }),
-  ]);
-}
 
 // ---------------------------------------------------------------------------
 // HTTP

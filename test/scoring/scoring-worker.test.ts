@@ -707,7 +707,7 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
         { name: 'enqueue', value: undefined },
         { name: 'claimNext', value: b },
         { name: 'complete', value: 'done' },
-        { name: 'fail', value: undefined },
+        { name: 'fail', value: 'error' },
       ]);
     });
   });
@@ -761,7 +761,7 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
         claims: [{ nullifier: 'stale-claim', expiresAt: Date.now() + day }],
       });
       expect(stale).toBe('lost');
-      await ctx.jobs.fail(dead, 'dead-owner', Date.now(), 'stale failure', null);
+      expect(await ctx.jobs.fail(dead, 'dead-owner', Date.now(), 'stale failure', null)).toBe('lost');
       expect(await scoreRow(ctx, scorer.id, address)).toMatchObject({ status: 'DONE', score: expected, error: null });
       expect(await holdsOf(ctx, scorer.id, 'stale-claim')).toEqual([]);
       expect(recorder.failureMessages()).toEqual([]);

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { AppError } from '../../errors.js';
 import { errorResponses } from '../../http/errors.js';
+import type { Metrics } from '../../http/metrics.js';
 import { resilientRateLimitStore } from '../../http/rate-limit-store.js';
 import { AddressSchema } from '../../http/schemas.js';
 import { type SiweSite, siweSite, type WalletSession } from '../wallet/wallet-sessions.js';
@@ -159,7 +160,7 @@ const writeNote =
  * signs in with an EIP-4361 message and gets a short-lived session token; with it, it adds,
  * replaces and deletes its own stamps. Rate-limited per IP before sign-in and per address after.
  */
-export async function walletRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
   const wallet = ctx.wallet;
   const windowMs = ctx.config.rateLimitWindowMs;
   const siteOf = (request: FastifyRequest): SiweSite =>
@@ -181,6 +182,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext): Promi
     max: (request: FastifyRequest) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
     // Shared by every process through Redis when REDIS_URL is set, like the API-key budgets.
     store: resilientRateLimitStore(ctx.redis, app.log) as never,
+    onExceeded: () => metrics?.rateLimitRejected('wallet'),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),
   });

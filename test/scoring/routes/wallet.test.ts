@@ -316,6 +316,7 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
       expect(limited.statusCode).toBe(429);
       expect(limited.json().code).toBe('rate_limited');
       expect(limited.headers['retry-after']).toBeDefined();
+      expect((await t.app.inject('/metrics')).body).toMatch(/^stampgate_rate_limit_rejections_total\{tier="wallet"\} 1$/m);
       // Another IP, and a signed-in address, have budgets of their own.
       expect((await t.app.inject({ method: 'GET', url: '/registry/wallet/siwe-nonce', remoteAddress: '203.0.113.10' })).statusCode).toBe(200);
       expect(
