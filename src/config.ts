@@ -28,6 +28,10 @@ export interface Config {
   scoringPollMs: number;
   scoringMaxAttempts: number;
   scoringBackoffMs: number;
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+  retryAfterSeconds: number;
+  shutdownTimeoutMs: number;
   scoringApiEnabled: boolean;
   publicDataApiEnabled: boolean;
   corsOrigins: string[];
@@ -266,6 +270,35 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Delay before the first retry of a failed job; it doubles with each further attempt',
     defaultText: '1000',
     parse: integer('SCORING_BACKOFF_MS', 0, 3_600_000, 1000),
+  },
+  databaseConnectTimeoutMs: {
+    key: 'databaseConnectTimeoutMs',
+    name: 'DATABASE_CONNECT_TIMEOUT_MS',
+    description: 'How long opening a PostgreSQL connection may take before the request is answered 503 `database_unavailable`',
+    defaultText: '1000',
+    parse: integer('DATABASE_CONNECT_TIMEOUT_MS', 100, 60_000, 1000),
+  },
+  databaseQueryTimeoutMs: {
+    key: 'databaseQueryTimeoutMs',
+    name: 'DATABASE_QUERY_TIMEOUT_MS',
+    description:
+      'How long one statement (PostgreSQL `statement_timeout`, SQLite lock wait) or the wait for a pooled connection may take before it fails with 503 `database_unavailable`',
+    defaultText: '5000',
+    parse: integer('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000, 5000),
+  },
+  retryAfterSeconds: {
+    key: 'retryAfterSeconds',
+    name: 'RETRY_AFTER_SECONDS',
+    description: 'The `Retry-After` of 503 answers (`database_unavailable`, `shutting_down`)',
+    defaultText: '5',
+    parse: integer('RETRY_AFTER_SECONDS', 1, 3600, 5),
+  },
+  shutdownTimeoutMs: {
+    key: 'shutdownTimeoutMs',
+    name: 'SHUTDOWN_TIMEOUT_MS',
+    description: 'On SIGTERM/SIGINT, how long requests and scoring jobs in progress may take to finish before connections are closed',
+    defaultText: '10000',
+    parse: integer('SHUTDOWN_TIMEOUT_MS', 0, 600_000, 10_000),
   },
   scoringApiEnabled: {
     key: 'scoringApiEnabled',

@@ -6,6 +6,7 @@ import type { AppContext } from './app-context.js';
 import { ConfigError } from './config.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
 import { createMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { addSafeIntegerKeyword } from './http/schemas.js';
@@ -18,6 +19,8 @@ import { packageVersion } from './version.js';
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
   logger?: FastifyBaseLogger | false;
+  /** Start-up and shutdown state (`serve` passes its own; by default the server is serving). */
+  lifecycle?: ServiceLifecycle;
 }
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -46,6 +49,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     routerOptions: { maxParamLength: 16_384 },
     frameworkErrors: sendFrameworkError,
     clientErrorHandler: answerClientError,
+    // Requests that arrive while draining are refused by registerLifecycle, in the standard shape.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Bodies are JSON only; without this Fastify would hand a text/plain body to the JSON routes as a string.
   app.removeContentTypeParser('text/plain');
@@ -54,7 +59,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     reply.header('x-request-id', request.id);
   });
 
-  registerErrorHandling(app);
+  registerErrorHandling(app, { retryAfterSeconds: ctx.config.retryAfterSeconds, availability: ctx.database.availability });
+  registerLifecycle(app, options.lifecycle ?? new ServiceLifecycle(), ctx.config.retryAfterSeconds);
   if (ctx.config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: ctx.config.corsOrigins.includes('*') ? true : ctx.config.corsOrigins,
@@ -67,7 +73,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   await registerOpenApi(app, packageVersion);
   const metrics = ctx.config.metricsEnabled ? createMetrics(ctx) : null;
   metrics?.register(app);
-  registerHealthRoutes(app, ctx.database);
+  registerHealthRoutes(app, ctx.database, options.lifecycle);
   if (ctx.config.scoringApiEnabled) {
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));

@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { RedisWatch } from '../db/redis.js';
 import { AppError } from '../errors.js';
 import { resilientRateLimitStore } from './rate-limit-store.js';
 import type { Tier } from '../scoring/api-keys.js';
@@ -10,6 +11,8 @@ export interface RateLimitSettings {
   tier4: number;
   /** Shared budgets across processes; null counts per process. */
   redis: Redis | null;
+  /** Logs the loss and return of Redis once per outage for the process. */
+  redisWatch?: RedisWatch | null;
   onRejected?: (tier: Tier) => void;
 }
 
@@ -39,7 +42,7 @@ export async function registerKeyRateLimit(app: FastifyInstance, settings: RateL
     enableDraftSpec: true,
     keyGenerator: (request: FastifyRequest) => `key:${request.caller?.prefix ?? 'anonymous'}`,
     max: (request: FastifyRequest) => tierBudget(request.caller?.tier ?? 1, settings),
-    store: resilientRateLimitStore(settings.redis, app.log) as never,
+    store: resilientRateLimitStore(settings.redis, settings.redisWatch ?? null) as never,
     onExceeded: (request: FastifyRequest) => settings.onRejected?.(request.caller?.tier ?? 1),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(settings.windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),

@@ -1,5 +1,5 @@
-import type { EventEmitter } from 'node:events';
-import { AppError } from '../errors.js';
+import { type EventEmitter, setMaxListeners } from 'node:events';
+import { AppError, shuttingDownError } from '../errors.js';
 import { isScorerId } from './accounts.js';
 import type { ScoreStatus } from '../db/tables.js';
 import type { ThresholdScoreCheck } from './engine.js';
@@ -34,6 +34,11 @@ export function toScoreRecord(row: ScoreRow): ScoreRecord {
   };
 }
 
+/** What `enqueue` wrote to the score row: the record as it stands until the job settles. */
+function processingRecord(address: string, at: number): ScoreRecord {
+  return { address, score: null, status: 'PROCESSING', last_score_timestamp: formatScoringTimestamp(at), evidence: null, error: null };
+}
+
 export interface ScoreListQuery {
   last_score_timestamp_gt?: string;
   last_score_timestamp_gte?: string;
@@ -61,6 +66,8 @@ export interface ScoreServiceOptions {
   settledJobs?: EventEmitter;
   /** Tells the workers of every process that a job was queued (default: the local worker only). */
   announceJob?: () => void;
+  /** `Retry-After` of the 503 a submission gets once shutdown has begun. */
+  retryAfterSeconds?: number;
 }
 
 export function scoreService(
@@ -73,6 +80,8 @@ export function scoreService(
   // A submission keeps running when its client disconnects, so the HTTP server's close does not
   // wait for it; shutdown ends the waits (answering what was read last) and waits for them instead.
   const shutdown = new AbortController();
+  // Every waiting submission listens for the abort: any number may wait at once.
+  setMaxListeners(0, shutdown.signal);
   const inFlight = new Set<Promise<unknown>>();
 
   async function waitForScore(scorerId: number, address: string, deadline: number): Promise<ScoreRow | undefined> {
@@ -105,13 +114,22 @@ export function scoreService(
   return {
     /** Records the submission durably, then waits a little for the score. */
     async submit(scorerId: number, address: string): Promise<ScoreRecord> {
-      if (shutdown.signal.aborted) throw new AppError('not_ready', 'The server is shutting down; submit again.');
+      if (shutdown.signal.aborted) throw shuttingDownError(options.retryAfterSeconds);
       const work = (async () => {
         const start = clock();
+        // A failure here (the database unavailable) means nothing was recorded: the caller is
+        // told so (503) and submits again.
         await jobs.enqueue(scorerId, address, start);
         if (options.announceJob) options.announceJob();
         else worker?.notify();
-        const row = await waitForScore(scorerId, address, start + options.submitWaitMs);
+        let row: ScoreRow | undefined;
+        try {
+          row = await waitForScore(scorerId, address, start + options.submitWaitMs);
+        } catch {
+          // The submission is recorded and its job queued; only reading the score failed (the
+          // database went away meanwhile). Refusing now would tell the client it was not recorded.
+          return processingRecord(address, start);
+        }
         if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
         return toScoreRecord(row);
       })();

@@ -204,11 +204,14 @@ export function scoringJobsRepository(database: Database) {
       });
     },
 
-    /** Gives a claimed job back untouched (graceful shutdown), for another worker to take now. */
-    async release(job: ScoringJobRow, owner: string, now: number): Promise<void> {
+    /**
+     * Gives a claimed job back without spending its attempt, for another worker to take at
+     * `runAfter` (now by default: graceful shutdown; later after a database fault).
+     */
+    async release(job: ScoringJobRow, owner: string, now: number, runAfter = now): Promise<void> {
       await db
         .updateTable('scoring_jobs')
-        .set((eb) => ({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now, attempts: eb('attempts', '-', 1) }))
+        .set((eb) => ({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: runAfter, attempts: eb('attempts', '-', 1) }))
         .where('id', '=', job.id)
         .where('lease_owner', '=', owner)
         .execute();

@@ -42,7 +42,7 @@ describe.each(databaseKinds)('a waiting submission on %s', (kind) => {
     expect(records.map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING', 'PROCESSING']);
     expect(Date.now() - started).toBeLessThan(5000);
     // After the drain, a new submission is refused instead of reaching a closing database.
-    await expect(t.ctx.scores.submit(scorer.id, `0x${'4'.repeat(40)}`)).rejects.toMatchObject({ code: 'not_ready' });
+    await expect(t.ctx.scores.submit(scorer.id, `0x${'4'.repeat(40)}`)).rejects.toMatchObject({ code: 'shutting_down' });
     await t.close();
   });
 });

@@ -3,8 +3,9 @@ import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { buildWorkerServer } from '../../http/worker-server.js';
 import { startBackgroundWork } from '../background-work.js';
-import { type CliIo, openAppContext } from '../context.js';
-import { untilSignal } from '../shutdown.js';
+import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
+import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
+import { ShutdownSignal } from '../shutdown.js';
 
 export function workerCommand(program: Command, io: CliIo): void {
   program
@@ -13,19 +14,34 @@ export function workerCommand(program: Command, io: CliIo): void {
     .action(async () => {
       const config = loadConfig(io.env);
       const logger = createLogger(config.logLevel);
-      const ctx = await openAppContext(config, { log: logger });
-      const monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx);
+      const shutdown = new ShutdownSignal();
+      const lifecycle = new ServiceLifecycle('starting');
+      const ctx = await createServiceContext(config, { log: logger }).catch((error: unknown) => {
+        shutdown.finish();
+        throw error;
+      });
+      const monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx, lifecycle);
+      let ready = false;
       try {
         await monitoring?.listen({ port: config.workerPort ?? 0, host: config.host });
+        if (monitoring) io.out(`Metrics and health checks on port ${config.workerPort}.`);
+        ready = await waitForDatabase(ctx.database, logger, shutdown.aborted);
       } catch (error) {
+        await monitoring?.close().catch(() => {});
         await ctx.close().catch(() => {});
+        shutdown.finish();
         throw error;
       }
-      startBackgroundWork(ctx, logger, io);
-      if (monitoring) io.out(`Metrics and health checks on port ${config.workerPort}.`);
-      await untilSignal(async () => {
-        await monitoring?.close();
+      if (ready) {
+        lifecycle.state = 'serving';
+        startBackgroundWork(ctx, logger, io);
+      }
+      await shutdown.received;
+      await shutdown.shutDown(async () => {
+        logger.info('shutting down');
+        if (monitoring) await drainServer(monitoring, lifecycle, config.shutdownTimeoutMs);
         await ctx.close();
-      });
+        logger.info('shut down');
+      }, config.shutdownTimeoutMs + 5000);
     });
 }

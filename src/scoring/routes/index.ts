@@ -16,6 +16,7 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
     windowMs: ctx.config.rateLimitWindowMs,
     tier4: ctx.config.rateLimitTier4,
     redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
     onRejected: (tier) => metrics?.rateLimitRejected(tier),
   });
   signingMessageRoute(app, ctx);
