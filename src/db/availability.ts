@@ -31,6 +31,15 @@ const pgMessages =
 // A lock held longer than the busy timeout, or a file that cannot be opened or read.
 const sqliteCodes = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|PROTOCOL)/;
 
+// Waits that ran out (a lock held by another writer, a statement past its budget): answered 503
+// like an outage, but the database does answer, so they neither start nor end one.
+const contentionCodes = new Set(['57014', 'SQLITE_BUSY', 'SQLITE_LOCKED']);
+
+function isContention(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && (contentionCodes.has(code) || code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 4; depth++) {
     const { code, message } = current as { code?: unknown; message?: unknown };
@@ -64,7 +73,7 @@ export class DatabaseAvailability {
   /** Notes an error; returns whether it means the database is unavailable. */
   observe(error: unknown): boolean {
     if (!isDatabaseUnavailable(error)) return false;
-    if (this.#since === null) {
+    if (this.#since === null && !isContention(error)) {
       this.#since = this.#clock();
       this.log.warn(
         { err: shortMessage(error) },
