@@ -49,13 +49,6 @@ export class ShutdownSignal {
   }
 }
 
-/** Waits for SIGTERM or SIGINT, runs `cleanup`, and gives up (exit 1) if it takes too long. */
-export async function untilSignal(cleanup: () => Promise<void>, limitMs = 15_000): Promise<void> {
-  const shutdown = new ShutdownSignal();
-  await shutdown.received;
-  await shutdown.shutDown(cleanup, limitMs);
-}
-
 /** Resolves after `ms`, or at once (false) when `signal` is aborted. */
 export async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   try {

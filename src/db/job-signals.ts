@@ -26,7 +26,7 @@ interface SignalLog {
 }
 
 const firstRetryMs = 500;
-const longestRetryMs = 10_000;
+const longestRetryMs = 5000;
 
 /**
  * Scoring-job wake-ups between processes, through the database itself so that scoring never
