@@ -20,9 +20,10 @@ export function workerCommand(program: Command, io: CliIo): void {
         shutdown.finish();
         throw error;
       });
-      const monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx, lifecycle);
+      let monitoring: Awaited<ReturnType<typeof buildWorkerServer>> | null = null;
       let ready = false;
       try {
+        monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx, lifecycle);
         await monitoring?.listen({ port: config.workerPort ?? 0, host: config.host });
         if (monitoring) io.out(`Metrics and health checks on port ${config.workerPort}.`);
         ready = await waitForDatabase(ctx.database, logger, shutdown.aborted);
@@ -36,10 +37,11 @@ export function workerCommand(program: Command, io: CliIo): void {
         lifecycle.state = 'serving';
         startBackgroundWork(ctx, logger, io);
       }
+      const server = monitoring;
       await shutdown.received;
       await shutdown.shutDown(async () => {
         logger.info('shutting down');
-        if (monitoring) await drainServer(monitoring, lifecycle, config.shutdownTimeoutMs);
+        if (server) await drainServer(server, lifecycle, config.shutdownTimeoutMs);
         await ctx.close();
         logger.info('shut down');
       }, config.shutdownTimeoutMs + 5000);
