@@ -117,7 +117,8 @@ export async function verifyWalletSignature(input: VerifyWalletSignatureInput): 
   const digest = digestOf(input);
   if (typeof digest !== 'string') return digest;
   const sig = signature as Hex;
-  const wallet = address as Address;
+  // Any letter case is taken; viem would refuse a mixed-case address whose checksum is off.
+  const wallet = address.toLowerCase() as Address;
 
   if (signature.toLowerCase().endsWith(ERC8010_SUFFIX)) {
     return fail('unsupported_signature', 'ERC-8010 signatures are not accepted; sign as an EOA, ERC-1271 or ERC-6492 wallet.');
@@ -158,7 +159,7 @@ function digestOf(input: VerifyWalletSignatureInput): Hex | WalletSignatureResul
 }
 
 /**
- * The local ecrecover path. Answers a result when the question is settled without a
+ * The local ecrecover path (`address` lower-case). Answers a result when the question is settled without a
  * node (the address's key signed: valid, or refused for high s), null when the
  * signature may still be a contract wallet's.
  */
@@ -172,12 +173,12 @@ function checkEoa(address: Address, hash: Hex, signature: Hex): WalletSignatureR
   if (signer === 'high-s') {
     // A mirrored signature by this very key is malleated, not a contract's signature:
     // refuse it here, or the validator's own ecrecover would accept it by RPC.
-    if (recoverOrNull(hash, mirror(full)) === address.toLowerCase()) {
+    if (recoverOrNull(hash, mirror(full)) === address) {
       return fail('non_canonical_signature', 'The signature uses the high-s form; sign again with a current wallet.');
     }
     return null;
   }
-  return signer === address.toLowerCase() ? { valid: true, kind: 'eoa' } : null;
+  return signer === address ? { valid: true, kind: 'eoa' } : null;
 }
 
 function recoverOrNull(hash: Hex, signature: Hex): string | null | 'high-s' {

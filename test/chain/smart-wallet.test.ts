@@ -109,6 +109,14 @@ describe('ERC-1271: a deployed contract wallet', () => {
     }
   });
 
+  it('takes the address in any letter case, a bad checksum included', async () => {
+    const signature = await sign(w.owner, SIGNING_MESSAGE);
+    const upper = `0x${w.deployed.slice(2).toUpperCase()}`;
+    for (const address of [upper, w.deployed.toLowerCase(), getAddress(w.deployed)]) {
+      expect(await verifyWalletSignature({ address, message: SIGNING_MESSAGE, signature, rpc })).toEqual({ valid: true, kind: 'erc1271' });
+    }
+  });
+
   it('a stranger\'s signature is a mismatch; without an endpoint the owner\'s is "not configured"', async () => {
     for (const message of [SIGNING_MESSAGE, siweFor(w.deployed)]) {
       const forged = await sign(w.stranger, message);
