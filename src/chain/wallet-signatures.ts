@@ -116,11 +116,12 @@ export async function verifyWalletSignature(input: VerifyWalletSignatureInput): 
   }
   const digest = digestOf(input);
   if (typeof digest !== 'string') return digest;
-  const sig = signature as Hex;
-  // Any letter case is taken; viem would refuse a mixed-case address whose checksum is off.
+  // Any letter case is taken; viem would refuse a mixed-case address whose checksum is
+  // off, and compares the ERC-6492 suffix in lower case.
+  const sig = signature.toLowerCase() as Hex;
   const wallet = address.toLowerCase() as Address;
 
-  if (signature.toLowerCase().endsWith(ERC8010_SUFFIX)) {
+  if (sig.endsWith(ERC8010_SUFFIX)) {
     return fail('unsupported_signature', 'ERC-8010 signatures are not accepted; sign as an EOA, ERC-1271 or ERC-6492 wallet.');
   }
   const counterfactual = isErc6492Signature(sig);
@@ -271,6 +272,10 @@ async function checkContract(
         : 'The signature is not valid for this address: not its EOA signature, and no contract wallet there accepts it (ERC-1271).',
     );
   } catch (error) {
+    // With no failed request behind it, viem refused the input itself before asking.
+    if (failures.length === 0 && !isUnreachable(error)) {
+      return fail('malformed_signature', `The signature could not be checked: ${rpcFailureReason(error)}.`);
+    }
     return upstreamFailure(rpc.url, error);
   } finally {
     clearTimeout(timer);

@@ -65,6 +65,9 @@ describe('EOA signatures', () => {
     const compact = serializeCompactSignature(signatureToCompactSignature(parseSignature(await sign(w.owner, SIGNING_MESSAGE))));
     expect(compact.length).toBe(2 + 128);
     expect(await verifyWalletSignature({ address: owner, message: SIGNING_MESSAGE, signature: compact, rpc })).toEqual({ valid: true, kind: 'eoa' });
+    // Hex digits in upper case are the same bytes.
+    const upper = `0x${(await sign(w.owner, SIGNING_MESSAGE)).slice(2).toUpperCase()}`;
+    expect(await verifyWalletSignature({ address: owner, message: SIGNING_MESSAGE, signature: upper, rpc })).toEqual({ valid: true, kind: 'eoa' });
     expect(probe.requests).toBe(0);
   });
 
@@ -151,6 +154,11 @@ describe('ERC-6492: a counterfactual wallet', () => {
         kind: 'erc6492',
       });
     }
+    const upper = `0x${pending.wrap(await sign(w.owner, SIGNING_MESSAGE)).slice(2).toUpperCase()}`;
+    expect(await verifyWalletSignature({ address: pending.address, message: SIGNING_MESSAGE, signature: upper, rpc })).toEqual({
+      valid: true,
+      kind: 'erc6492',
+    });
     // Verification is an eth_call: nothing was deployed by it.
     expect(await anvil.publicClient.getCode({ address: pending.address })).toBeUndefined();
   });
