@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import { requirePermission } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../http/schemas.js';
-import { ScoreListSchema } from './schemas.js';
+import { ScoreListSchema, SingleScoreSchema } from './schemas.js';
 
 const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
 
@@ -37,7 +37,7 @@ export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
         summary: 'The score of one submitted address',
         security: [{ apiKey: [] }],
         params: Type.Object({ scorer_id: ScorerIdSchema, address: AddressSchema }),
-        response: { 200: ScoreListSchema, ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: SingleScoreSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) => {
