@@ -123,6 +123,12 @@ describe.each(databaseKinds)('score endpoints on %s', (kind) => {
       expect(numbers((await get(`/registry/score/${scorerId}?offset=20`)).json())).toEqual([]);
     });
 
+    it('takes empty optional parameters as not given: the defaults apply', async () => {
+      const body = (await get(`/registry/score/${scorerId}?limit=&offset=&address=&last_score_timestamp_gt=`)).json();
+      expect(numbers(body)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(body.count).toBe(10);
+    });
+
     it.each([
       ['last_score_timestamp_gt', [6, 7, 8, 9, 10]],
       ['last_score_timestamp__gt', [6, 7, 8, 9, 10]],

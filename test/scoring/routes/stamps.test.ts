@@ -129,6 +129,12 @@ describe.each(databaseKinds)('GET /registry/stamps/{address} on %s', (kind) => {
     expect(res.json()).toEqual({ detail: expect.any(String), code });
   });
 
+  it('takes empty optional parameters as not given', async () => {
+    const body = (await get(`/registry/stamps/${address}?limit=&offset=&include_metadata=&token=`)).json();
+    expect(providersOf(body)).toEqual([...providers].reverse());
+    expect(body.items[0]).not.toHaveProperty('metadata');
+  });
+
   it('accepts the maximum limit of 1000', async () => {
     expect((await get(`/registry/stamps/${address}?limit=1000`)).json().items).toHaveLength(10);
   });

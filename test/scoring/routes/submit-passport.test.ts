@@ -211,6 +211,26 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
       expect(await t.ctx.database.db.selectFrom('scores').selectAll().execute()).toHaveLength(0);
     });
 
+    it('takes an empty signature and nonce as not given (the reference airdrop example sends them)', async () => {
+      await giveStamps(t.ctx, address, ['Google']);
+      const res = await submit({ address, scorer_id: String(scorerId), signature: '', nonce: '' });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'DONE', score: '0.52500' });
+    });
+
+    it('still asks for a signature when the scorer requires one and it is empty', async () => {
+      await t.ctx.accounts.updateScorer(scorerId, { requiresSignature: true });
+      const res = await submit({ address, scorer_id: String(scorerId), signature: '', nonce: '' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ detail: expect.any(String), code: 'invalid_signature' });
+    });
+
+    it('keeps an empty required field an error of that field', async () => {
+      const res = await submit({ address: '', scorer_id: String(scorerId) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('invalid_address');
+    });
+
     it('ignores unknown body fields, so newer clients keep working', async () => {
       const res = await submit({ address, scorer_id: String(scorerId), client_version: '2.0' });
       expect(res.statusCode).toBe(200);
