@@ -52,6 +52,20 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
         last_score_timestamp: 1,
       });
       await db.insertInto('scores').values([row('0x01', 'DONE'), row('0x02', 'ERROR'), row('0x03', 'PROCESSING')]).execute();
+      const stakeEvent = (txHash: string, block: number, logIndex: number) => ({
+        tx_hash: txHash,
+        log_index: logIndex,
+        block_number: block,
+        type: 'selfStake',
+        round_id: '1',
+        staker: '0xaa',
+        user_address: null,
+        amount: '1',
+        staked: 1,
+        source: 'import',
+        created_at: 1,
+      });
+      await db.insertInto('stake_events').values([stakeEvent('0xc', 9, 0), stakeEvent('0xa', 3, 2), stakeEvent('0xb', 3, 1)]).execute();
 
       expect(await migrateToLatest(database)).toContain('0009-score-record');
       const rows = await db.selectFrom('scores').select(['address', 'stamp_scores', 'expiration_date']).orderBy('address').execute();
@@ -59,6 +73,15 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
         { address: '0x01', stamp_scores: '{}', expiration_date: null },
         { address: '0x02', stamp_scores: '{}', expiration_date: null },
         { address: '0x03', stamp_scores: null, expiration_date: null },
+      ]);
+      // Stored staking events are numbered in chain order; later arrivals continue the numbering.
+      await db.insertInto('stake_events').values(stakeEvent('0xd', 1, 0)).execute();
+      const numbered = await db.selectFrom('stake_events').select(['tx_hash', 'id']).orderBy('tx_hash').execute();
+      expect(numbered.map((r) => [r.tx_hash, Number(r.id)])).toEqual([
+        ['0xa', 2],
+        ['0xb', 1],
+        ['0xc', 3],
+        ['0xd', 4],
       ]);
     } finally {
       await database.close();
