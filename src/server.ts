@@ -13,6 +13,8 @@ import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
 import { scoringRoutes } from './scoring/routes/index.js';
 import { stakeEventRoutes } from './scoring/routes/stake-events.js';
+import { iconRoutes } from './scoring/routes/icons.js';
+import { loadIconFiles } from './scoring/icons.js';
 import { walletRoutes } from './scoring/routes/wallet.js';
 import { packageVersion } from './version.js';
 
@@ -75,6 +77,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
     // Keyless, with a per-client-address budget of its own.
     await app.register(async (scope) => stakeEventRoutes(scope, ctx));
+    const iconFiles = loadIconFiles();
+    await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }
   if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
   return app;
