@@ -27,9 +27,6 @@ export interface ScoreList {
   count: number;
 }
 
-/** The single-score read: the list of one, with the record's fields repeated at the top level. */
-export type SingleScore = ScoreList & ScoreRecord;
-
 export function toScoreRecord(row: ScoreRow): ScoreRecord {
   return {
     address: row.address,
@@ -139,13 +136,12 @@ export function scoreService(
       await Promise.allSettled([...inFlight]);
     },
 
-    async getScore(scorerId: number, accountId: number, address: string): Promise<SingleScore> {
+    /** The row of the single-score read (the route writes its body with singleScoreJson). */
+    async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreRow> {
       const found = isScorerId(scorerId) ? await scores.findForAccount(scorerId, accountId, address) : { scorerFound: false, score: undefined };
       if (!found.scorerFound) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
       if (!found.score) throw new AppError('not_submitted', `The address ${address} has not been submitted to scorer ${scorerId}.`);
-      const record = toScoreRecord(found.score);
-      // Clients of the reference service read the record at the top level; list clients read `items`.
-      return { ...record, items: [record], count: 1 };
+      return found.score;
     },
 
     async listScores(scorerId: number, query: ScoreListQuery): Promise<ScoreList> {

@@ -4,6 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import { requirePermission } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../http/schemas.js';
+import { singleScoreJson } from '../score-json.js';
 import { ScoreListSchema, SingleScoreSchema } from './schemas.js';
 
 const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
@@ -40,9 +41,11 @@ export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: SingleScoreSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      return ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      const row = await ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      // The body is written by hand (see singleScoreJson); the schema above documents it.
+      return reply.type('application/json; charset=utf-8').serializer(singleScoreJson).send(row);
     },
   );
 
