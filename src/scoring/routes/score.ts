@@ -36,6 +36,9 @@ export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['scoring'],
         summary: 'The score of one submitted address',
+        description:
+          'A score list of one item whose record fields are repeated at the top level: read `items[0]`, or `score`, ' +
+          '`status`, `stamp_scores`… directly as clients of the reference service do. Poll until `status` is DONE or ERROR.',
         security: [{ apiKey: [] }],
         params: Type.Object({ scorer_id: ScorerIdSchema, address: AddressSchema }),
         response: { 200: SingleScoreSchema, ...errorResponses(400, 401, 403, 404, 429) },
