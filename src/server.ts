@@ -76,7 +76,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
     await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
     // Keyless, with a per-client-address budget of its own.
-    await app.register(async (scope) => stakeEventRoutes(scope, ctx));
+    await app.register(async (scope) => stakeEventRoutes(scope, ctx, metrics));
     const iconFiles = loadIconFiles();
     await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }

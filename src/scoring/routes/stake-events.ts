@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { errorResponses } from '../../http/errors.js';
+import type { Metrics } from '../../http/metrics.js';
 import { registerIpRateLimit } from '../../http/rate-limit.js';
 import { AddressSchema } from '../../http/schemas.js';
 import type { StoredStakeEvent } from '../staking/stake-events.repository.js';
@@ -46,12 +47,13 @@ export function stakeEventItem(event: StoredStakeEvent) {
  * `GET /registry/{token}-stake/{address}/{round_id}` and `govtoken-stake`: the raw staking events
  * of one round. No API key, as in the reference service; its own per-client-address budget instead.
  */
-export async function stakeEventRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function stakeEventRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
   await registerIpRateLimit(app, {
     name: 'stake-events',
     max: ctx.config.stakeEventsRateLimitPerMinute,
     windowMs: 60_000,
     redis: ctx.redis,
+    onRejected: () => metrics?.rateLimitRejected('stake_events'),
   });
   const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
   for (const token of tokens) {

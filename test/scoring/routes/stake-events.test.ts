@@ -117,6 +117,7 @@ describe.each(databaseKinds)('per-client-address budget of the keyless stake eve
     expect(refused.json()).toEqual({ detail: expect.any(String), code: 'rate_limited' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect((await t.app.inject({ url, remoteAddress: '198.51.100.8' })).statusCode).toBe(200);
+    expect((await t.app.inject('/metrics')).body).toMatch(/^stampgate_rate_limit_rejections_total\{tier="stake_events"\} 1$/m);
     // Spending this budget leaves the API-key routes alone: they still want a key, not a rest.
     expect((await t.app.inject({ url: `/registry/gtc-stake/${alice}`, remoteAddress: '198.51.100.7' })).statusCode).toBe(401);
   });
