@@ -12,6 +12,7 @@ export interface Config {
   host: string;
   databaseUrl: string;
   publicBaseUrl: string | null;
+  iconBaseUrl: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dataDir: string;
   bodyLimitBytes: number;
@@ -37,6 +38,7 @@ export interface Config {
   corsOrigins: string[];
   walletSessionTtlSeconds: number;
   governanceToken: string;
+  stakeEventsRateLimitPerMinute: number;
   stakingRpcUrl: string | null;
   stakingContractAddress: string | null;
   stakingStartBlock: number;
@@ -122,6 +124,19 @@ function publicBaseUrl(raw: string | undefined): string | null {
   return url.toString().replace(/\/+$/, '');
 }
 
+function iconBaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new BadValue(`ICON_BASE_URL=${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadValue(`ICON_BASE_URL=${JSON.stringify(raw)} must use http or https`);
+  if (url.search !== '' || url.hash !== '') throw new BadValue(`ICON_BASE_URL=${JSON.stringify(raw)} must not carry a query or fragment`);
+  return url.toString().replace(/\/+$/, '');
+}
+
 const settings: { [K in keyof Config]: Setting<K> } = {
   env: {
     key: 'env',
@@ -158,6 +173,14 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Absolute URL clients reach this server at: the Sign-In with Ethereum domain, login redirects and pagination links. Required in production; in development unset = taken from the request',
     defaultText: '(unset)',
     parse: publicBaseUrl,
+  },
+  iconBaseUrl: {
+    key: 'iconBaseUrl',
+    name: 'ICON_BASE_URL',
+    description:
+      'Absolute URL of a directory (a CDN, say) holding the catalogue icon files: every `icon` is rendered as `<ICON_BASE_URL>/<file>`. Unset = this server\'s own `/static/icons/<file>` under PUBLIC_BASE_URL (in development, the request origin)',
+    defaultText: '(unset)',
+    parse: iconBaseUrl,
   },
   logLevel: {
     key: 'logLevel',
@@ -339,6 +362,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
       if (!/^[a-z0-9]{1,20}$/.test(value)) throw new BadValue(`GOVERNANCE_TOKEN=${JSON.stringify(raw)} must be 1 to 20 letters or digits`);
       return value;
     },
+  },
+  stakeEventsRateLimitPerMinute: {
+    key: 'stakeEventsRateLimitPerMinute',
+    name: 'STAKE_EVENTS_RATE_LIMIT_PER_MINUTE',
+    description: 'Requests per minute from one client address to the keyless per-round staking events route `/registry/{token}-stake/{address}/{round_id}`',
+    defaultText: '600',
+    parse: integer('STAKE_EVENTS_RATE_LIMIT_PER_MINUTE', 1, 1_000_000, 600),
   },
   stakingRpcUrl: {
     key: 'stakingRpcUrl',

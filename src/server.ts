@@ -13,6 +13,9 @@ import { addSafeIntegerKeyword } from './http/schemas.js';
 import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
 import { scoringRoutes } from './scoring/routes/index.js';
+import { stakeEventRoutes } from './scoring/routes/stake-events.js';
+import { iconRoutes } from './scoring/routes/icons.js';
+import { loadIconFiles } from './scoring/icons.js';
 import { walletRoutes } from './scoring/routes/wallet.js';
 import { packageVersion } from './version.js';
 
@@ -78,6 +81,10 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
     await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
+    // Keyless, with a per-client-address budget of its own.
+    await app.register(async (scope) => stakeEventRoutes(scope, ctx, metrics));
+    const iconFiles = loadIconFiles();
+    await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }
   if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
   return app;

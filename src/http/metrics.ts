@@ -24,7 +24,7 @@ export function createMetrics(ctx: AppContext) {
   });
   const rateLimited = new Counter({
     name: 'stampgate_rate_limit_rejections_total',
-    help: 'Requests refused with 429: by API-key tier (1-4), or `wallet` for the wallet routes\' budgets.',
+    help: 'Requests refused with 429: by API-key tier (1-4), `wallet` for the wallet routes\' budgets, `stake_events` for the keyless per-round staking events route.',
     labelNames: ['tier'] as const,
     registers: [registry],
   });
@@ -77,7 +77,7 @@ export function createMetrics(ctx: AppContext) {
 
   return {
     registry,
-    rateLimitRejected(tier: number | 'wallet') {
+    rateLimitRejected(tier: number | 'wallet' | 'stake_events') {
       rateLimited.inc({ tier: String(tier) });
     },
     register(app: FastifyInstance) {

@@ -8,14 +8,18 @@ import type { JobSettled, ScoringWorker } from './scoring-worker.js';
 import type { ScoreRow, ScoresRepository } from './scores.repository.js';
 import { formatScoringTimestamp, parseTimestampFilter } from './timestamps.js';
 
-/** The score record of the interface, exactly its six fields. */
+/** The full score record: the interface's six fields plus `expiration_date` and `stamp_scores`. */
 export interface ScoreRecord {
   address: string;
   score: string | null;
   status: ScoreStatus;
   last_score_timestamp: string;
+  /** Earliest expiry among the counted stamps; null when none counted or while PROCESSING. */
+  expiration_date: string | null;
   evidence: ThresholdScoreCheck | null;
   error: string | null;
+  /** Provider → 5-dp weight of each counted stamp; null only while PROCESSING. */
+  stamp_scores: Record<string, string> | null;
 }
 
 export interface ScoreList {
@@ -29,8 +33,11 @@ export function toScoreRecord(row: ScoreRow): ScoreRecord {
     score: row.score,
     status: row.status,
     last_score_timestamp: formatScoringTimestamp(row.last_score_timestamp),
+    expiration_date: row.expiration_date === null ? null : formatScoringTimestamp(Number(row.expiration_date)),
     evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as ThresholdScoreCheck),
     error: row.error,
+    // Settled rows always answer an object, whatever an older row holds.
+    stamp_scores: row.stamp_scores !== null ? (JSON.parse(row.stamp_scores) as Record<string, string>) : row.status === 'PROCESSING' ? null : {},
   };
 }
 
@@ -147,11 +154,12 @@ export function scoreService(
       await Promise.allSettled([...inFlight]);
     },
 
-    async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreList> {
+    /** The row of the single-score read (the route writes its body with singleScoreJson). */
+    async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreRow> {
       const found = isScorerId(scorerId) ? await scores.findForAccount(scorerId, accountId, address) : { scorerFound: false, score: undefined };
       if (!found.scorerFound) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
       if (!found.score) throw new AppError('not_submitted', `The address ${address} has not been submitted to scorer ${scorerId}.`);
-      return { items: [toScoreRecord(found.score)], count: 1 };
+      return found.score;
     },
 
     async listScores(scorerId: number, query: ScoreListQuery): Promise<ScoreList> {

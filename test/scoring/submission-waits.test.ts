@@ -20,7 +20,7 @@ describe.each(databaseKinds)('a waiting submission on %s', (kind) => {
       // A worker elsewhere scores it and announces it.
       const job = await t.ctx.jobs.claimNext('elsewhere', Date.now(), 30_000);
       expect(job?.address).toBe(address);
-      expect(await t.ctx.jobs.complete(job!, 'elsewhere', Date.now(), { score: '0.00000', evidence: null, claims: [] })).toBe('done');
+      expect(await t.ctx.jobs.complete(job!, 'elsewhere', Date.now(), { score: '0.00000', evidence: null, expirationDate: null, stampScores: '{}', claims: [] })).toBe('done');
       settledJobs.emit('settled', { scorerId: scorer.id, address: `0x${'7'.repeat(40)}` });
       settledJobs.emit('settled', { scorerId: scorer.id, address });
       expect(await answer).toMatchObject({ status: 'DONE', score: '0.00000' });
