@@ -73,6 +73,6 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
     await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
   }
-  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
+  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
   return app;
 }

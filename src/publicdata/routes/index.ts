@@ -1,6 +1,10 @@
 import cookie from '@fastify/cookie';
-import type { FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
+import { AppError } from '../../errors.js';
+import type { Metrics } from '../../http/metrics.js';
+import { resilientRateLimitStore } from '../../http/rate-limit-store.js';
 import { checkPublicDataConfig } from '../public-data-services.js';
 import { bountiesRoute } from './bounties.js';
 import { exportRoutes } from './exports.js';
@@ -8,9 +12,26 @@ import { grantsRoute } from './grants.js';
 import { legacyBountyRoute } from './legacy-bounty.js';
 import { loginRoutes } from './login.js';
 
+const MINUTE_MS = 60_000;
+
 /** The public data API: `/api/v0.1/…` and `/grants/…`. */
-export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
   checkPublicDataConfig(ctx.config);
+  // Anonymous API: one budget per client address (request.ip, which honours only trusted proxies),
+  // spent before anything else runs, shared by every process through Redis when REDIS_URL is set.
+  const budget = ctx.config.publicRateLimitPerMinute;
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'onRequest',
+    timeWindow: MINUTE_MS,
+    enableDraftSpec: true,
+    max: budget,
+    keyGenerator: (request: FastifyRequest) => `public-ip:${request.ip}`,
+    store: resilientRateLimitStore(ctx.redis, app.log) as never,
+    onExceeded: () => metrics?.rateLimitRejected('public'),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `Rate limit of ${budget} requests per minute exceeded; retry in ${context.after}.`),
+  });
   // Signed cookies (login session, login state) in this scope only.
   await app.register(cookie, { secret: ctx.publicData.sessionSecret });
   bountiesRoute(app, ctx);
@@ -18,4 +39,11 @@ export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext): P
   exportRoutes(app, ctx);
   loginRoutes(app, ctx);
   legacyBountyRoute(app, ctx);
+  // The original service answered the list paths without their trailing slash with a redirect; clients rely on it.
+  for (const path of ['/api/v0.1/bounties', '/api/v0.1/grants']) {
+    app.get(path, { schema: { hide: true } }, async (request, reply) => {
+      const query = request.url.indexOf('?');
+      return reply.redirect(`${path}/${query === -1 ? '' : request.url.slice(query)}`, 301);
+    });
+  }
 }
