@@ -24,6 +24,7 @@ import { decimalOrderKey } from '../src/publicdata/values.js';
 
 const DAY_MS = 86_400_000;
 const START = Date.UTC(2024, 0, 1);
+const OPEN_EXTRA_DAYS = 1500;
 
 /** mulberry32: small, fast, seeded. */
 function generator(seed: number): () => number {
@@ -93,7 +94,8 @@ export function bountyRow(id: number, random: () => number, owners: string[]): B
     created_on: created,
     modified_on: created + Math.floor(random() * 30 * DAY_MS),
     web3_created: created,
-    expires_date: created + (14 + Math.floor(random() * 90)) * DAY_MS,
+    // Bounties still open expire after the seed's timeline (2028 on), so `is_open=true` finds them whenever the benchmark runs.
+    expires_date: created + (14 + Math.floor(random() * 90) + (OPEN_STATUSES.includes(status) ? OPEN_EXTRA_DAYS : 0)) * DAY_MS,
     value_in_token: valueInToken,
     value_in_token_sort: decimalOrderKey(valueInToken),
     token_name: tokenName,

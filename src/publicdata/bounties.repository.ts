@@ -98,9 +98,11 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
       // The (is_open, web3_created, id) index serves the default order; any other order walks its own index.
       const isOpen = filter.orderBy === 'web3_created' ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
       // Open = not completed and not past its expiry date; closed is the complement.
+      // The expiry is checked on the rows the walk visits: most open bounties are not expired, so its index would not narrow much.
+      const expires = notIndexed(dialect, 'expires_date');
       query = filter.isOpen
-        ? query.where(isOpen, '=', 1).where('expires_date', '>', now)
-        : query.where((eb) => eb.or([eb(isOpen, '=', 0), eb('expires_date', '<=', now)]));
+        ? query.where(isOpen, '=', 1).where(expires, '>', now)
+        : query.where((eb) => eb.or([eb(isOpen, '=', 0), eb(expires, '<=', now)]));
     }
     return query;
   }
