@@ -183,7 +183,8 @@ describe.each(databaseKinds)('the Python bounty client against a listening serve
 
     it('spot checks written out by hand', async () => {
       expect(pks(await client().orderBy('interested').all())).toEqual([2, 3, 6, 1, 5, 4]);
-      expect(pks(await client().orderBy('-balance').all())).toEqual([4, 1, 6, 2, 5, 3]);
+      // '10' and '10.0' are one value: the tie goes by pk, descending here.
+      expect(pks(await client().orderBy('-balance').all())).toEqual([4, 6, 1, 2, 5, 3]);
       expect(pks(await client().orderBy('-_val_usd_db').all())).toEqual([5, 6, 1, 3, 4, 2]);
       expect(pks(await client().orderBy('idx_status').all())).toEqual([4, 5, 1, 6, 2, 3]);
     });
