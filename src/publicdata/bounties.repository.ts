@@ -41,6 +41,13 @@ const NOT_NULL = new Set<BountyOrderColumn>([
   'bounty_owner_address', 'bounty_owner_email', 'bounty_owner_github_username', 'metadata',
 ]);
 
+/**
+ * Long free text: ordered by its first 200 characters, ties by id, through an
+ * index of that prefix (migration 0010); a full-text order could not use an
+ * index on PostgreSQL, whose btree entries stop at about 2.7 kB.
+ */
+const PREFIX_ORDERED = new Set<BountyOrderColumn>(['raw_data', 'issue_description', 'metadata', 'privacy_preferences']);
+
 /** Columns of the case-insensitive substring filters. */
 export type BountyTextColumn = 'experience_level' | 'project_length' | 'bounty_type' | 'bounty_owner_address';
 
@@ -112,10 +119,15 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
       eb('id', 'in', db.selectFrom('bounty_people').select('bounty_id').where('role', '=', role).where('username_key', 'in', names));
   }
 
-  /** Rows with / without a value in the order column (null, or an empty order key). */
+  /** The order key of a column: long free text sorts by its prefix, written as in the migration's indexes (a bound parameter would not match them). */
+  function orderKey(column: BountyOrderColumn) {
+    return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, 200)` : sql.ref(column);
+  }
+
+  /** Rows with / without a value in the order column (null, or an empty order key), as a range of its index. */
   function hasValue(column: BountyOrderColumn, present: boolean) {
     if (EMPTY_MEANS_ABSENT.has(column)) return (eb: Eb) => eb(sql.ref(column), present ? '>' : '=', '');
-    return (eb: Eb) => eb(sql.ref(column), present ? 'is not' : 'is', null);
+    return (eb: Eb) => eb(orderKey(column), present ? 'is not' : 'is', null);
   }
 
   /** The filtered rows that have a value, in the chosen order: the index walk that serves most of a list. */
@@ -123,7 +135,7 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     let query = filtered(filter, now);
     if (!NOT_NULL.has(filter.orderBy)) query = query.where(hasValue(filter.orderBy, true));
     const direction = filter.descending ? 'desc' : 'asc';
-    return query.selectAll().orderBy(sql.ref(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
+    return query.selectAll().orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
   }
 
   return {
@@ -143,14 +155,10 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
         ]);
         return { rows, total: Number(counted.n) };
       }
-      const counted = await filtered(filter, now)
-        .select((eb) => [
-          eb.fn.countAll<number | string>().as('n'),
-          eb.fn.count<number | string>(sql`case when ${sql.ref(column)} ${EMPTY_MEANS_ABSENT.has(column) ? sql`> ''` : sql`is not null`} then 1 end`).as('present'),
-        ])
-        .executeTakeFirstOrThrow();
-      const total = Number(counted.n);
-      const present = Number(counted.present);
+      // Two counts, each answered from an index when no other filter applies.
+      const count = (query: ReturnType<typeof filtered>) =>
+        query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
+      const [total, present] = await Promise.all([count(filtered(filter, now)), count(filtered(filter, now).where(hasValue(column, true)))]);
       const withValue = Math.min(filter.limit, Math.max(0, present - filter.offset));
       const rows = withValue > 0 ? await listQuery({ ...filter, limit: withValue }, now).execute() : [];
       const rest = filter.limit - rows.length;

@@ -62,6 +62,10 @@ export function bountyVocabulary(dialect: DialectName): Migration {
       for (const column of INDEXED_ORDER_COLUMNS) {
         await db.schema.createIndex(`bounties_${column}_idx`).on('bounties').columns([column, 'id']).execute();
       }
+      // Long free text orders by its first 200 characters, ties by id.
+      for (const column of PREFIX_ORDER_COLUMNS) {
+        await sql`create index ${sql.id(`bounties_${column}_prefix_idx`)} on bounties ((substr(${sql.ref(column)}, 1, 200)), id)`.execute(db);
+      }
       // bounty_owner_github_username: case-insensitive exact match.
       await db.schema
         .createIndex('bounties_owner_username_key_idx')
@@ -80,6 +84,9 @@ export function bountyVocabulary(dialect: DialectName): Migration {
     },
   };
 }
+
+/** Columns ordered through `substr(column, 1, 200)` (must match ORDER_PREFIX_LENGTH in bounties.repository.ts). */
+const PREFIX_ORDER_COLUMNS = ['raw_data', 'issue_description', 'metadata', 'privacy_preferences'] as const;
 
 /** Frozen with this migration, like 0008's list. */
 const INDEXED_ORDER_COLUMNS = [
