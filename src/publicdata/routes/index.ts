@@ -41,7 +41,13 @@ export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext, me
   legacyBountyRoute(app, ctx);
   // The original service answered the list paths without their trailing slash with a redirect; clients rely on it.
   for (const path of ['/api/v0.1/bounties', '/api/v0.1/grants']) {
-    app.get(path, { schema: { hide: true } }, async (request, reply) => {
+    const schema = {
+      tags: ['public data'],
+      summary: `Redirect to ${path}/`,
+      description: 'Answers 301 with `Location: ' + path + '/` and the query string unchanged (the original service did; its clients follow it).',
+      response: { 301: { description: 'Moved permanently to the path with its trailing slash.', type: 'null' } },
+    };
+    app.get(path, { schema }, async (request, reply) => {
       const query = request.url.indexOf('?');
       return reply.redirect(`${path}/${query === -1 ? '' : request.url.slice(query)}`, 301);
     });
