@@ -49,10 +49,11 @@ const Query = Type.Object({
 
 type QueryType = Partial<Omit<BountyListQuery, 'limit' | 'offset'>> & { limit?: number; offset?: number };
 
-const ListHeaders = Type.Object({
+/** Response headers of the list, as the OpenAPI document shows them (name → schema). */
+const ListHeaders = {
   'x-total-count': Type.Integer({ description: 'Bounties matching the filters, before limit and offset.' }),
-  link: Type.Optional(Type.String({ description: '`<absolute URL>; rel="next"` when more bounties follow (same query, next offset).' })),
-});
+  link: Type.String({ description: '`<absolute URL>; rel="next"` when more bounties follow (same query, next offset); absent on the last page.' }),
+};
 
 /** `GET /api/v0.1/bounties/` and `GET /api/v0.1/bounties/{pk}`. */
 export function bountiesRoute(app: FastifyInstance, ctx: AppContext): void {
