@@ -88,4 +88,16 @@ describe.each(databaseKinds)('public data API protection on %s', (kind) => {
     expect(metrics).toContain(`stampgate_public_cache_bytes ${store().bytes}`);
     expect(metrics).toContain(`stampgate_public_cache_evictions_total ${store().evictions}`);
   });
+
+  it('caches a bounty detail like the lists, and an import of bounties drops it', async () => {
+    const first = await from('192.0.2.4', '/api/v0.1/bounties/3');
+    expect(first.json()).toMatchObject({ pk: 3, title: 'Gamma' });
+    const again = await from('192.0.2.4', '/api/v0.1/bounties/3/?junk=1');
+    expect(again.headers.etag).toBe(first.headers.etag);
+    await importOk(t.ctx, { bounties: vocabularyFixtures().map((b) => (b.id === 3 ? { ...b, title: 'Gamma 2' } : b)) });
+    expect((await from('192.0.2.4', '/api/v0.1/bounties/3')).json()).toMatchObject({ pk: 3, title: 'Gamma 2' });
+    const missing = await from('192.0.2.4', '/api/v0.1/bounties/4040');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: 'No bounty with pk 4040.', code: 'not_found' });
+  });
 });
