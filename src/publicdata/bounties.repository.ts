@@ -144,36 +144,26 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     /**
      * One page and the total. Rows without a value in the order column come
      * after all rows with one, in either direction (by id in that direction):
-     * two index walks, split at the count of rows that have a value.
+     * a walk of the column's index for the rows with a value, then, when the
+     * page is not full, a walk by id of the rows without one.
      */
     async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
-      const column = filter.orderBy;
-      if (NOT_NULL.has(column)) {
-        const [rows, counted] = await Promise.all([
-          listQuery(filter, now).execute(),
-          filtered(filter, now).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-        ]);
-        return { rows, total: Number(counted.n) };
-      }
-      // Two counts, each answered from an index when no other filter applies.
       const count = (query: ReturnType<typeof filtered>) =>
         query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
-      const [total, present] = await Promise.all([count(filtered(filter, now)), count(filtered(filter, now).where(hasValue(column, true)))]);
-      const withValue = Math.min(filter.limit, Math.max(0, present - filter.offset));
-      const rows = withValue > 0 ? await listQuery({ ...filter, limit: withValue }, now).execute() : [];
-      const rest = filter.limit - rows.length;
-      if (rest > 0 && filter.offset + rows.length < total) {
-        const direction = filter.descending ? 'desc' : 'asc';
-        const absent = await filtered(filter, now)
-          .where(hasValue(column, false))
-          .selectAll()
-          .orderBy('id', direction)
-          .limit(rest)
-          .offset(Math.max(0, filter.offset - present))
-          .execute();
-        rows.push(...absent);
-      }
-      return { rows, total };
+      const [rows, total] = await Promise.all([listQuery(filter, now).execute(), count(filtered(filter, now))]);
+      const column = filter.orderBy;
+      if (NOT_NULL.has(column) || rows.length === filter.limit || filter.offset + rows.length >= total) return { rows, total };
+      // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
+      const present = rows.length > 0 || filter.offset === 0 ? filter.offset + rows.length : await count(filtered(filter, now).where(hasValue(column, true)));
+      const direction = filter.descending ? 'desc' : 'asc';
+      const absent = await filtered(filter, now)
+        .where(hasValue(column, false))
+        .selectAll()
+        .orderBy('id', direction)
+        .limit(filter.limit - rows.length)
+        .offset(Math.max(0, filter.offset - present))
+        .execute();
+      return { rows: [...rows, ...absent], total };
     },
 
     async get(id: number): Promise<BountyRow | undefined> {
