@@ -6,7 +6,9 @@
  *
  *   npx tsx bench/bounty-vocabulary.ts [sqlite|postgres URL] [bounties]
  *
- * Prints the median and the 95th percentile of 15 runs per request shape.
+ * Prints, per request shape, the median and the 95th percentile of 15 HTTP
+ * requests, and the median of 15 runs of its SQL alone (the repository call:
+ * page and total, no rendering), which is what the shape adds to any list.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,8 @@ import { createAppContext } from '../src/app-context.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { bountiesRepository } from '../src/publicdata/bounties.repository.js';
+import { parseBountyQuery } from '../src/publicdata/bounties.js';
 import { BOUNTY_ORDER_FIELDS } from '../src/publicdata/bounty-order.js';
 import { buildServer } from '../src/server.js';
 import { seedBounties } from './bounties-seed.js';
@@ -58,7 +62,8 @@ async function main(): Promise<void> {
       await database.db.executeQuery({ sql: target === 'sqlite' ? 'analyze' : 'analyze bounties', parameters: [], query: { kind: 'RawNode' } } as never);
     }
     const shapes = [...filters, ...Object.keys(BOUNTY_ORDER_FIELDS).flatMap((name) => [`order_by=${name}`, `order_by=-${name}`])];
-    const results: [string, number, number, number][] = [];
+    const repository = bountiesRepository(database.db, database.dialect);
+    const results: [string, number, number, number, number][] = [];
     for (const shape of shapes) {
       const times: number[] = [];
       let rows = 0;
@@ -70,13 +75,26 @@ async function main(): Promise<void> {
         rows = Number(res.headers['x-total-count']);
       }
       times.sort((a, b) => a - b);
-      results.push([shape, times[Math.floor(RUNS / 2)]!, times[Math.ceil(RUNS * 0.95) - 1]!, rows]);
+      const query = Object.fromEntries(new URLSearchParams(shape));
+      const filter = parseBountyQuery({ ...query, ...(query.pk__gt ? { pk__gt: Number(query.pk__gt) } : {}), limit: 100, offset: 0 });
+      const sqlTimes: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const start = performance.now();
+        await repository.list(filter);
+        sqlTimes.push(performance.now() - start);
+      }
+      sqlTimes.sort((a, b) => a - b);
+      results.push([shape, times[Math.floor(RUNS / 2)]!, times[Math.ceil(RUNS * 0.95) - 1]!, rows, sqlTimes[Math.floor(RUNS / 2)]!]);
     }
     const slowest = results.reduce((a, b) => (b[1] > a[1] ? b : a));
-    for (const [shape, median, p95, total] of results) {
-      console.log(`${median.toFixed(2).padStart(7)} ms  p95 ${p95.toFixed(2).padStart(7)} ms  matches ${String(total).padStart(6)}  ${shape}`);
+    for (const [shape, median, p95, total, sqlMedian] of results) {
+      console.log(`${median.toFixed(2).padStart(7)} ms  p95 ${p95.toFixed(2).padStart(7)} ms  sql ${sqlMedian.toFixed(2).padStart(6)} ms  matches ${String(total).padStart(6)}  ${shape}`);
     }
-    console.log(`\n${database.dialect}, ${count} bounties, ${results.length} shapes; slowest median: ${slowest[1].toFixed(2)} ms (${slowest[0]}); over 20 ms: ${results.filter((r) => r[1] > 20).length}`);
+    const slowestSql = results.reduce((a, b) => (b[4] > a[4] ? b : a));
+    console.log(
+      `\n${database.dialect}, ${count} bounties, ${results.length} shapes; slowest HTTP median: ${slowest[1].toFixed(2)} ms (${slowest[0]}), ` +
+        `over 20 ms: ${results.filter((r) => r[1] > 20).length}; slowest SQL median: ${slowestSql[4].toFixed(2)} ms (${slowestSql[0]})`,
+    );
   } finally {
     await app.close();
     await ctx.close();
