@@ -123,11 +123,13 @@ export function alternatives(name: string, raw: string | undefined, transform: (
 
 /** Comma-separated whole numbers (any of); anything else is a 400. */
 function integers(name: string, raw: string | undefined): number[] {
-  return alternatives(name, raw).map((text) => {
+  const values = alternatives(name, raw).map((text) => {
     const value = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
     if (!(value <= MAX_ID)) throw new AppError('invalid_parameter', `${name} takes whole numbers from 0 to ${MAX_ID}, comma-separated.`);
     return value;
   });
+  // Deduplicated and in numeric order, so `7,007` and `7` share a cache key.
+  return [...new Set(values)].sort((a, b) => a - b);
 }
 
 function parseIsOpen(raw: string | undefined): boolean | undefined {
