@@ -46,6 +46,8 @@ export interface Config {
   stakingBlockRange: number;
   stakingPollMs: number;
   publicCacheTtlSeconds: number;
+  publicRateLimitPerMinute: number;
+  publicCacheMaxBytes: number;
   sessionSecret: string | null;
   oauthClientId: string | null;
   oauthClientSecret: string | null;
@@ -418,6 +420,20 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Seconds list and export responses of the public data API may be served from cache',
     defaultText: '3600',
     parse: integer('PUBLIC_CACHE_TTL', 0, 86_400, 3600),
+  },
+  publicRateLimitPerMinute: {
+    key: 'publicRateLimitPerMinute',
+    name: 'PUBLIC_RATE_LIMIT_PER_MINUTE',
+    description: 'Requests per minute one client address may make to the public data API (`/api/v0.1/…`, `/grants/…`); more get 429',
+    defaultText: '600',
+    parse: integer('PUBLIC_RATE_LIMIT_PER_MINUTE', 1, 1_000_000, 600),
+  },
+  publicCacheMaxBytes: {
+    key: 'publicCacheMaxBytes',
+    name: 'PUBLIC_CACHE_MAX_BYTES',
+    description: 'Most bytes the public data response cache holds per process (bodies and keys); the least recently used go first',
+    defaultText: '67108864 (64 MB)',
+    parse: integer('PUBLIC_CACHE_MAX_BYTES', 65_536, 68_719_476_736, 67_108_864),
   },
   sessionSecret: {
     key: 'sessionSecret',

@@ -69,7 +69,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
       origin: ctx.config.corsOrigins.includes('*') ? true : ctx.config.corsOrigins,
       methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       allowedHeaders: ['Content-Type', 'X-API-KEY', 'Authorization', 'If-None-Match', 'X-Request-Id'],
-      exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'X-Request-Id'],
+      exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'X-Request-Id', 'X-Total-Count', 'Link'],
       maxAge: 600,
     });
   }
@@ -86,6 +86,6 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     const iconFiles = loadIconFiles();
     await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }
-  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
+  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
   return app;
 }

@@ -56,6 +56,7 @@ export interface IpRateLimitSettings {
   windowMs: number;
   /** Shared budgets across processes; null counts per process. */
   redis: Redis | null;
+  redisWatch: RedisWatch | null;
   onRejected?: () => void;
 }
 
@@ -73,7 +74,7 @@ export async function registerIpRateLimit(app: FastifyInstance, settings: IpRate
     enableDraftSpec: true,
     keyGenerator: (request: FastifyRequest) => `${settings.name}-ip:${request.ip}`,
     max: settings.max,
-    store: resilientRateLimitStore(settings.redis, app.log) as never,
+    store: resilientRateLimitStore(settings.redis, settings.redisWatch) as never,
     onExceeded: () => settings.onRejected?.(),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `Rate limit of ${context.max} requests per ${perWhat} from one address exceeded; retry in ${context.after}.`),

@@ -43,7 +43,16 @@ export function toScoreRecord(row: ScoreRow): ScoreRecord {
 
 /** What `enqueue` wrote to the score row: the record as it stands until the job settles. */
 function processingRecord(address: string, at: number): ScoreRecord {
-  return { address, score: null, status: 'PROCESSING', last_score_timestamp: formatScoringTimestamp(at), evidence: null, error: null };
+  return {
+    address,
+    score: null,
+    status: 'PROCESSING',
+    last_score_timestamp: formatScoringTimestamp(at),
+    expiration_date: null,
+    evidence: null,
+    error: null,
+    stamp_scores: null,
+  };
 }
 
 export interface ScoreListQuery {

@@ -6,6 +6,7 @@ import { walletSessions } from './0006-wallet-sessions.js';
 import { staking } from './0007-staking.js';
 import { publicData } from './0008-public-data.js';
 import { scoreRecord } from './0009-score-record.js';
+import { bountyVocabulary } from './0010-bounty-vocabulary.js';
 import { shippedEmpty } from './placeholders.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
@@ -20,5 +21,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0007-staking': staking(dialect),
     '0008-public-data': publicData(dialect),
     '0009-score-record': scoreRecord(dialect),
+    '0010-bounty-vocabulary': bountyVocabulary(dialect),
   };
 }

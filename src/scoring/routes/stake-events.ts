@@ -53,6 +53,7 @@ export async function stakeEventRoutes(app: FastifyInstance, ctx: AppContext, me
     max: ctx.config.stakeEventsRateLimitPerMinute,
     windowMs: 60_000,
     redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
     onRejected: () => metrics?.rateLimitRejected('stake_events'),
   });
   const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
