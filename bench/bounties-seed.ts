@@ -16,10 +16,10 @@
 import type { AppContext } from '../src/app-context.js';
 import type { BountyVocabularyColumns } from '../src/db/tables/bounty-vocabulary.js';
 import type { BountiesTable, BountyStatus } from '../src/db/tables/public-data.js';
-import { bountyPeople } from '../src/publicdata/bounty-vocabulary-records.js';
+import { bountyPeople } from '../src/publicdata/bounties/bounty-vocabulary-records.js';
 import { cachePrefix } from '../src/publicdata/cache.js';
-import { OPEN_STATUSES } from '../src/publicdata/import-records.js';
-import { importRepository } from '../src/publicdata/import.repository.js';
+import { OPEN_STATUSES } from '../src/publicdata/import/import-records.js';
+import { importRepository } from '../src/publicdata/import/import.repository.js';
 import { decimalOrderKey } from '../src/publicdata/values.js';
 
 const DAY_MS = 86_400_000;

@@ -17,9 +17,9 @@ import { createAppContext } from '../src/app-context.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { bountiesRepository } from '../src/publicdata/bounties.repository.js';
-import { parseBountyQuery } from '../src/publicdata/bounties.js';
-import { BOUNTY_ORDER_FIELDS } from '../src/publicdata/bounty-order.js';
+import { bountiesRepository } from '../src/publicdata/bounties/bounties.repository.js';
+import { parseBountyQuery } from '../src/publicdata/bounties/bounties.service.js';
+import { BOUNTY_ORDER_FIELDS } from '../src/publicdata/bounties/bounty-order.js';
 import { buildServer } from '../src/server.js';
 import { seedBounties } from './bounties-seed.js';
 

@@ -36,12 +36,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describeSettings } from '../src/config.js';
-import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/dev-issuer.js';
+import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 import { type LoadCase, type LoadResult, runLoad } from './load.js';
 import type { DatabaseKind, Op, Reply, Request, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
 import type { RunningTarget } from './target.js';
 
-const benchDir = fileURLToPath(new URL('.', import.meta.url));
+const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(benchDir, 'results');
 const STAMPS_PER_ADDRESS = 20;

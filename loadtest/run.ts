@@ -44,7 +44,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { describeSettings } from '../src/config.js';
-import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/dev-issuer.js';
+import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 import { buildCli, freePort } from '../test/helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('..', import.meta.url));

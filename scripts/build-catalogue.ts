@@ -21,7 +21,7 @@ import {
   type CatalogueFileGroup,
   type CatalogueFilePlatform,
   type CatalogueFileStamp,
-} from '../src/scoring/catalogue.js';
+} from '../src/scoring/stamps/catalogue.js';
 
 interface FactsProvider {
   name: string;

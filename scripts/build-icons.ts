@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadCatalogue } from '../src/scoring/catalogue.js';
+import { loadCatalogue } from '../src/scoring/stamps/catalogue.js';
 
 const repoRoot = new URL('..', import.meta.url);
 const cataloguePath = process.argv[2] ?? fileURLToPath(new URL('assets/stamp-catalogue.json', repoRoot));

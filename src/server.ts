@@ -7,16 +7,16 @@ import { ConfigError } from './config.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
-import { createMetrics } from './http/metrics.js';
+import { createMetrics } from './metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { addSafeIntegerKeyword } from './http/schemas.js';
 import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
-import { scoringRoutes } from './scoring/routes/index.js';
-import { stakeEventRoutes } from './scoring/routes/stake-events.js';
-import { iconRoutes } from './scoring/routes/icons.js';
-import { loadIconFiles } from './scoring/icons.js';
-import { walletRoutes } from './scoring/routes/wallet.js';
+import { scoringRoutes } from './scoring/scoring-routes.js';
+import { stakeEventRoutes } from './staking/routes/stake-events.js';
+import { iconRoutes } from './scoring/stamps/routes/icons.js';
+import { loadIconFiles } from './scoring/stamps/icons.js';
+import { walletRoutes } from './scoring/wallet/routes/wallet.js';
 import { packageVersion } from './version.js';
 
 export interface BuildOptions {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AppContext } from '../app-context.js';
-import { logWorkerEvents } from '../scoring/scoring-worker.js';
-import type { IndexRun } from '../scoring/staking/staking-indexer.js';
+import { logWorkerEvents } from '../scoring/jobs/scoring-worker.js';
+import type { IndexRun } from '../staking/staking-indexer.js';
 import type { CliIo } from './context.js';
 
 /** Starts what `worker` runs and `serve` runs unless `--no-worker`: the scoring worker, and the staking indexer when configured. */

@@ -4,48 +4,37 @@ import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../db/redis.js';
 import { AppError } from '../errors.js';
 import { resilientRateLimitStore } from './rate-limit-store.js';
-import type { Tier } from '../scoring/api-keys.js';
 
-export interface RateLimitSettings {
+/** What every budget of the service is made of; each surface says only whom it counts and how many. */
+export interface RateLimitOptions {
+  /** `onRequest` counts refused and malformed requests too; `preParsing` runs after authentication. */
+  hook: 'onRequest' | 'preParsing';
   windowMs: number;
-  tier4: number;
+  /** The counter a request spends from; unique across every budget sharing the store. */
+  key: (request: FastifyRequest) => string;
+  max: number | ((request: FastifyRequest) => number);
+  /** The `detail` of the 429 answer. */
+  message: (limit: number, retryIn: string) => string;
   /** Shared budgets across processes; null counts per process. */
   redis: Redis | null;
   /** Logs the loss and return of Redis once per outage for the process. */
-  redisWatch?: RedisWatch | null;
-  onRejected?: (tier: Tier) => void;
+  redisWatch: RedisWatch | null;
+  onRejected?: (request: FastifyRequest) => void;
 }
 
-export function tierBudget(tier: Tier, settings: RateLimitSettings): number {
-  switch (tier) {
-    case 1:
-      return 125;
-    case 2:
-      return 350;
-    case 3:
-      return 2000;
-    case 4:
-      return settings.tier4;
-  }
-}
-
-/**
- * One budget per API key across every route of the scope it is registered in.
- * It runs at `preParsing`, after authentication, so that requests with bad
- * bodies still spend budget and unauthenticated ones never touch a key's.
- */
-export async function registerKeyRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
+/** One budget across every route of the scope it is registered in. */
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  const max = options.max;
   await app.register(rateLimit, {
     global: true,
-    hook: 'preParsing',
-    timeWindow: settings.windowMs,
+    hook: options.hook,
+    timeWindow: options.windowMs,
     enableDraftSpec: true,
-    keyGenerator: (request: FastifyRequest) => `key:${request.caller?.prefix ?? 'anonymous'}`,
-    max: (request: FastifyRequest) => tierBudget(request.caller?.tier ?? 1, settings),
-    store: resilientRateLimitStore(settings.redis, settings.redisWatch ?? null) as never,
-    onExceeded: (request: FastifyRequest) => settings.onRejected?.(request.caller?.tier ?? 1),
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(settings.windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),
+    keyGenerator: options.key,
+    max: typeof max === 'number' ? max : (request: FastifyRequest) => max(request),
+    store: resilientRateLimitStore(options.redis, options.redisWatch) as never,
+    onExceeded: (request: FastifyRequest) => options.onRejected?.(request),
+    errorResponseBuilder: (_request, context) => new AppError('rate_limited', options.message(context.max, context.after)),
   });
 }
 
@@ -67,16 +56,14 @@ export interface IpRateLimitSettings {
  */
 export async function registerIpRateLimit(app: FastifyInstance, settings: IpRateLimitSettings): Promise<void> {
   const perWhat = settings.windowMs === 60_000 ? 'minute' : `${Math.round(settings.windowMs / 1000)} seconds`;
-  await app.register(rateLimit, {
-    global: true,
+  await registerRateLimit(app, {
     hook: 'onRequest',
-    timeWindow: settings.windowMs,
-    enableDraftSpec: true,
-    keyGenerator: (request: FastifyRequest) => `${settings.name}-ip:${request.ip}`,
+    windowMs: settings.windowMs,
+    key: (request) => `${settings.name}-ip:${request.ip}`,
     max: settings.max,
-    store: resilientRateLimitStore(settings.redis, settings.redisWatch) as never,
-    onExceeded: () => settings.onRejected?.(),
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${perWhat} from one address exceeded; retry in ${context.after}.`),
+    message: (limit, retryIn) => `Rate limit of ${limit} requests per ${perWhat} from one address exceeded; retry in ${retryIn}.`,
+    redis: settings.redis,
+    redisWatch: settings.redisWatch,
+    onRejected: () => settings.onRejected?.(),
   });
 }

@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { type Config, ConfigError } from '../config.js';
 import type { Database } from '../db/connection.js';
-import { bountiesRepository } from './bounties.repository.js';
-import { bountyService } from './bounties.js';
+import { bountiesRepository } from './bounties/bounties.repository.js';
+import { bountyService } from './bounties/bounties.service.js';
 import { MemoryPublicCacheStore, PublicCache, type PublicCacheStore } from './cache.js';
-import { exportAuthService } from './export-auth.js';
-import { exportCredentialsRepository } from './export-credentials.repository.js';
-import { exportService } from './exports.js';
-import { exportsRepository } from './exports.repository.js';
-import { grantsRepository } from './grants.repository.js';
-import { grantService } from './grants.js';
-import { importService, type ImportResult } from './import.js';
-import { oauthLogin } from './oauth.js';
+import { exportAuthService } from './exports/export-auth.service.js';
+import { exportCredentialsRepository } from './exports/export-credentials.repository.js';
+import { exportService } from './exports/exports.service.js';
+import { exportsRepository } from './exports/exports.repository.js';
+import { grantsRepository } from './grants/grants.repository.js';
+import { grantService } from './grants/grants.service.js';
+import { importService, type ImportResult } from './import/import.service.js';
+import { oauthLogin } from './exports/oauth.js';
 
 /**
  * Settings the public data API cannot be served with. In production the session

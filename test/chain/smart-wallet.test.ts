@@ -2,7 +2,7 @@ import { type Address, getAddress, type Hex, parseSignature, serializeCompactSig
 import { createSiweMessage } from 'viem/siwe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SmartWalletRpc, verifyWalletSignature } from '../../src/chain/wallet-signatures.js';
-import { signingMessageFor } from '../../src/scoring/nonces.js';
+import { signingMessageFor } from '../../src/scoring/scores/nonces.service.js';
 import { type Anvil, startAnvil, type TestWallet } from '../helpers/evm.js';
 import { type RpcProbe, startRpcProbe } from '../helpers/rpc-probe.js';
 import { type Counterfactual, ERC6492_SUFFIX, setUpSmartWallets, type SmartWallets } from '../helpers/smart-wallets.js';

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getAddress, type Hex } from 'viem';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { credentialDigest, verifyCredentialProof } from '../../src/scoring/credentials.js';
+import { credentialDigest, verifyCredentialProof } from '../../src/scoring/stamps/credentials.js';
 import {
   DEV_ISSUER_KEY_FILE,
   issueCredential,
   issuerDidFromPrivateKey,
   loadOrCreateIssuerKey,
   type StampCredential,
-} from '../../src/scoring/dev-issuer.js';
+} from '../../src/scoring/stamps/dev-issuer.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { testWallet } from '../helpers/stamps.js';

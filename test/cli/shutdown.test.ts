@@ -29,7 +29,7 @@ import { createAppContext } from '../../src/app-context.js';
 import { describeSettings, loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { scoringJobsRepository } from '../../src/scoring/scoring-jobs.repository.js';
+import { scoringJobsRepository } from '../../src/scoring/jobs/scoring-jobs.repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
 import { buildCli, freePort, withTimeout } from '../helpers/processes.js';

@@ -38,9 +38,9 @@ import pg from 'pg';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeSettings } from '../../src/config.js';
-import { loadCatalogue } from '../../src/scoring/catalogue.js';
-import { DEV_ISSUER_KEY_FILE, issueCredential, type StampCredential } from '../../src/scoring/dev-issuer.js';
-import { type CandidateStamp, computeScore, type NullifierHold } from '../../src/scoring/engine.js';
+import { loadCatalogue } from '../../src/scoring/stamps/catalogue.js';
+import { DEV_ISSUER_KEY_FILE, issueCredential, type StampCredential } from '../../src/scoring/stamps/dev-issuer.js';
+import { type CandidateStamp, computeScore, type NullifierHold } from '../../src/scoring/scorers/engine.js';
 import { buildCli, freePort, withTimeout } from '../helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));

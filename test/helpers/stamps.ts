@@ -1,6 +1,6 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import type { AppContext } from '../../src/app-context.js';
-import { issueCredential } from '../../src/scoring/dev-issuer.js';
+import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 
 const day = 86_400_000;
 

@@ -12,8 +12,8 @@ import cookiePlugin from '@fastify/cookie';
 import fc from 'fast-check';
 import { createSiweMessage } from 'viem/siwe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signingMessageFor } from '../../src/scoring/nonces.js';
-import { issueCredential } from '../../src/scoring/dev-issuer.js';
+import { signingMessageFor } from '../../src/scoring/scores/nonces.service.js';
+import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import {
   type AbuseRequest,
   type AbuseResponse,

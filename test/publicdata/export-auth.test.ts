@@ -4,7 +4,7 @@ import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { checkPublicDataConfig } from '../../src/publicdata/public-data-services.js';
-import { encodeCookie, safeNext } from '../../src/publicdata/oauth.js';
+import { encodeCookie, safeNext } from '../../src/publicdata/exports/oauth.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds, openMigratedTestDatabase } from '../helpers/databases.js';
 import { createAppContext } from '../../src/app-context.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createPublicDataServices } from '../../src/publicdata/public-data-services.js';
 import { AppError } from '../../src/errors.js';
-import { DEMO_DATA_URL } from '../../src/publicdata/import.js';
+import { DEMO_DATA_URL } from '../../src/publicdata/import/import.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { bountyFixtures, fullFixture, importOk, resetPublicData, wallet } from './fixtures.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
-import { accountsRepository } from '../../src/scoring/accounts.repository.js';
-import { apiKeyService, hashApiKey } from '../../src/scoring/api-keys.js';
-import { apiKeysRepository } from '../../src/scoring/api-keys.repository.js';
+import { accountsRepository } from '../../src/scoring/accounts/accounts.repository.js';
+import { apiKeyService, hashApiKey } from '../../src/scoring/accounts/api-keys.service.js';
+import { apiKeysRepository } from '../../src/scoring/accounts/api-keys.repository.js';
 import { databaseKinds, openMigratedTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(databaseKinds)('API keys on %s', (kind) => {

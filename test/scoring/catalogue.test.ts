@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keccak256, toBytes } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CatalogueError, loadCatalogue, parseCatalogue, type CatalogueFile } from '../../src/scoring/catalogue.js';
+import { CatalogueError, loadCatalogue, parseCatalogue, type CatalogueFile } from '../../src/scoring/stamps/catalogue.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const shippedPath = join(repoRoot, 'assets', 'stamp-catalogue.json');

@@ -12,7 +12,7 @@ import {
   verifyCredentialProof,
   type ProofResult,
   type VerifiedCredential,
-} from '../../src/scoring/credentials.js';
+} from '../../src/scoring/stamps/credentials.js';
 
 type Json = Record<string, any>;
 

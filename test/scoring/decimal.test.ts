@@ -8,7 +8,7 @@ import {
   isDecimalText,
   parseDecimal,
   sumDecimals,
-} from '../../src/scoring/decimal.js';
+} from '../../src/scoring/scorers/decimal.js';
 
 describe('parseDecimal', () => {
   it.each(['0', '20', '-1.5', '0.525', '16.021', '007.10', '123456789012345678901234567890.000000000000000000001'])(

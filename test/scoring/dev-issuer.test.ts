@@ -7,13 +7,13 @@ import secp256k1 from 'secp256k1';
 import { describe, it, expect, afterAll } from 'vitest';
 import { toBytes, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { checkCredentialAt, verifyCredentialProof, type VerifiedCredential } from '../../src/scoring/credentials.js';
+import { checkCredentialAt, verifyCredentialProof, type VerifiedCredential } from '../../src/scoring/stamps/credentials.js';
 import {
   DEV_ISSUER_KEY_FILE,
   issueCredential,
   issuerDidFromPrivateKey,
   loadOrCreateIssuerKey,
-} from '../../src/scoring/dev-issuer.js';
+} from '../../src/scoring/stamps/dev-issuer.js';
 
 type Json = Record<string, any>;
 

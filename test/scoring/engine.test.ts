@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadCatalogue } from '../../src/scoring/catalogue.js';
+import { loadCatalogue } from '../../src/scoring/stamps/catalogue.js';
 import {
   ScoringInputError,
   computeScore,
@@ -7,7 +7,7 @@ import {
   type NullifierHold,
   type ScorerSettings,
   type ScoringInput,
-} from '../../src/scoring/engine.js';
+} from '../../src/scoring/scorers/engine.js';
 
 const { defaultWeights } = loadCatalogue();
 

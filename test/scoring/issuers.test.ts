@@ -8,8 +8,8 @@ import {
   issueCredential,
   issuerDidFromPrivateKey,
   loadOrCreateIssuerKey,
-} from '../../src/scoring/dev-issuer.js';
-import { parseIssuerDid } from '../../src/scoring/issuers.js';
+} from '../../src/scoring/stamps/dev-issuer.js';
+import { parseIssuerDid } from '../../src/scoring/stamps/issuers.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { testWallet } from '../helpers/stamps.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { AppError } from '../../src/errors.js';
-import { nonceService, signingMessageFor } from '../../src/scoring/nonces.js';
-import { noncesRepository } from '../../src/scoring/nonces.repository.js';
+import { nonceService, signingMessageFor } from '../../src/scoring/scores/nonces.service.js';
+import { noncesRepository } from '../../src/scoring/scores/nonces.repository.js';
 import { databaseKinds, openMigratedTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(databaseKinds)('nonces on %s', (kind) => {

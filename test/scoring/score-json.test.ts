@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { singleScoreJson } from '../../src/scoring/score-json.js';
-import type { ScoreRow } from '../../src/scoring/scores.repository.js';
-import { toScoreRecord } from '../../src/scoring/scores.js';
+import { singleScoreJson } from '../../src/scoring/scores/score-json.js';
+import type { ScoreRow } from '../../src/scoring/scores/scores.repository.js';
+import { toScoreRecord } from '../../src/scoring/scores/scores.service.js';
 
 const base: ScoreRow = {
   scorer_id: 1,

@@ -16,12 +16,12 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app-context.js';
 import type { Database } from '../../src/db/connection.js';
-import { issueCredential } from '../../src/scoring/dev-issuer.js';
-import { scorePassport } from '../../src/scoring/passport-scoring.js';
-import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/scoring-jobs.repository.js';
-import { type JobSettled, ScoringWorker, type ScoringWorkerOptions } from '../../src/scoring/scoring-worker.js';
-import type { ScoreRecord } from '../../src/scoring/scores.js';
-import { stampsRepository } from '../../src/scoring/stamps.repository.js';
+import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
+import { scorePassport } from '../../src/scoring/jobs/passport-scoring.js';
+import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/jobs/scoring-jobs.repository.js';
+import { type JobSettled, ScoringWorker, type ScoringWorkerOptions } from '../../src/scoring/jobs/scoring-worker.js';
+import type { ScoreRecord } from '../../src/scoring/scores/scores.service.js';
+import { stampsRepository } from '../../src/scoring/stamps/stamps.repository.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 
@@ -201,9 +201,9 @@ const errorText = (error) => String((error && (error.stack || error.message)) ||
       load('/src/app-context.ts'),
       load('/src/config.ts'),
       load('/src/db/connection.ts'),
-      load('/src/scoring/passport-scoring.ts'),
-      load('/src/scoring/stamps.repository.ts'),
-      load('/src/scoring/scoring-worker.ts'),
+      load('/src/scoring/jobs/passport-scoring.ts'),
+      load('/src/scoring/stamps/stamps.repository.ts'),
+      load('/src/scoring/jobs/scoring-worker.ts'),
     ]);
   const req = createRequire(workerData.root + '/package.json');
   let session = null;

@@ -3,9 +3,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/connection.js';
 import { AppError } from '../../src/errors.js';
-import { netPerRound, parseStakeRecord } from '../../src/scoring/staking/stake-amounts.js';
-import { createStakingServices, type StakingServices } from '../../src/scoring/staking/staking-services.js';
-import type { IndexRun } from '../../src/scoring/staking/staking-indexer.js';
+import { netPerRound, parseStakeRecord } from '../../src/staking/stake-amounts.service.js';
+import { createStakingServices, type StakingServices } from '../../src/staking/staking-services.js';
+import type { IndexRun } from '../../src/staking/staking-indexer.js';
 import { databaseKinds, openMigratedTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { type Anvil, type Artifact, compileContracts, freePort, startAnvil, type TestWallet } from '../helpers/evm.js';
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { scoreService } from '../../src/scoring/scores.js';
-import { scoresRepository } from '../../src/scoring/scores.repository.js';
+import { scoreService } from '../../src/scoring/scores/scores.service.js';
+import { scoresRepository } from '../../src/scoring/scores/scores.repository.js';
 import { createTestApp, seedAccount } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { AppError } from '../../errors.js';
-import { issueCredential } from '../../scoring/dev-issuer.js';
+import { issueCredential } from '../../scoring/stamps/dev-issuer.js';
 import { type CliIo, report, withAppContext } from '../context.js';
 import { addressArgument } from '../parsers.js';
 

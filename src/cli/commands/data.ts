@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { ImportResult } from '../../publicdata/import.js';
-import { IMPORT_SECTIONS } from '../../publicdata/import.js';
+import type { ImportResult } from '../../publicdata/import/import.service.js';
+import { IMPORT_SECTIONS } from '../../publicdata/import/import.service.js';
 import { type CliIo, report, withAppContext } from '../context.js';
 import { readJsonFile } from './stamps.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ApiKey } from '../../scoring/api-keys.js';
+import type { ApiKey } from '../../scoring/accounts/api-keys.service.js';
 import { type CliIo, report, withAppContext } from '../context.js';
 import { positiveInteger, tier } from '../parsers.js';
 

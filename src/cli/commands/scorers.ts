@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Scorer } from '../../scoring/accounts.js';
+import type { Scorer } from '../../scoring/accounts/accounts.service.js';
 import { type CliIo, report, withAppContext } from '../context.js';
 import { positiveInteger, weightEntry } from '../parsers.js';
 

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../config.js';
-import type { IndexRun } from '../../scoring/staking/staking-indexer.js';
+import type { IndexRun } from '../../staking/staking-indexer.js';
 import { type CliIo, report, withAppContext } from '../context.js';
 import { readJsonFile } from './stamps.js';
 

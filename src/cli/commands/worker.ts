@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
-import { buildWorkerServer } from '../../http/worker-server.js';
+import { buildWorkerServer } from '../../worker-server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';

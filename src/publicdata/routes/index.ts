@@ -1,14 +1,14 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.js';
-import type { Metrics } from '../../http/metrics.js';
+import type { Metrics } from '../../metrics.js';
 import { registerIpRateLimit } from '../../http/rate-limit.js';
 import { checkPublicDataConfig } from '../public-data-services.js';
-import { bountiesRoute } from './bounties.js';
-import { exportRoutes } from './exports.js';
-import { grantsRoute } from './grants.js';
-import { legacyBountyRoute } from './legacy-bounty.js';
-import { loginRoutes } from './login.js';
+import { bountiesRoute } from '../bounties/routes/bounties.js';
+import { exportRoutes } from '../exports/routes/exports.js';
+import { grantsRoute } from '../grants/routes/grants.js';
+import { legacyBountyRoute } from '../bounties/routes/legacy-bounty.js';
+import { loginRoutes } from '../exports/routes/login.js';
 
 const MINUTE_MS = 60_000;
 

@@ -1,9 +1,9 @@
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/connection.js';
-import type { StampService } from '../stamps.js';
+import type { StampService } from '../stamps/stamps.service.js';
 import { walletRepository } from './wallet.repository.js';
-import { walletSessionService } from './wallet-sessions.js';
-import { walletStampService } from './wallet-stamps.js';
+import { walletSessionService } from './wallet-sessions.service.js';
+import { walletStampService } from './wallet-stamps.service.js';
 
 export interface WalletDeps {
   stamps: StampService;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadIconFiles } from '../../../src/scoring/icons.js';
-import { loadCatalogue } from '../../../src/scoring/catalogue.js';
+import { loadIconFiles } from '../../../src/scoring/stamps/icons.js';
+import { loadCatalogue } from '../../../src/scoring/stamps/catalogue.js';
 import { createTestApp, seedAccount, type TestApp } from '../../helpers/app.js';
 import { databaseKinds } from '../../helpers/databases.js';
 import { giveStamps } from '../../helpers/stamps.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, seedAccount, type TestApp } from '../../helpers/app.js';
 import { databaseKinds } from '../../helpers/databases.js';
-import { issueCredential, issuerDidFromPrivateKey } from '../../../src/scoring/dev-issuer.js';
+import { issueCredential, issuerDidFromPrivateKey } from '../../../src/scoring/stamps/dev-issuer.js';
 import { giveStamps, testWallet } from '../../helpers/stamps.js';
 
 // Catalogue weights: Google 0.525, Discord 0.516, Linkedin 1.531 (assets/stamp-catalogue.json).
@@ -173,7 +173,7 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
       expect(res.json()).toEqual({ detail: expect.any(String), code: 'invalid_signature' });
       const nonceRow = await t.ctx.database.db.selectFrom('nonces').selectAll().where('nonce', '=', forged.nonce).executeTakeFirstOrThrow();
       expect(nonceRow.used_at).toBeNull();
-      const genuine = { ...forged, signature: await wallet.account.signMessage({ message: (await import('../../../src/scoring/nonces.js')).signingMessageFor(forged.nonce) }) };
+      const genuine = { ...forged, signature: await wallet.account.signMessage({ message: (await import('../../../src/scoring/scores/nonces.service.js')).signingMessageFor(forged.nonce) }) };
       expect((await submit(genuine)).statusCode).toBe(200);
     });
 

@@ -1,8 +1,8 @@
 import type { Hex } from 'viem';
 import { createSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WALLET_ADDRESS_BUDGET, WALLET_IP_BUDGET } from '../../../src/scoring/routes/wallet.js';
-import { issueCredential } from '../../../src/scoring/dev-issuer.js';
+import { WALLET_ADDRESS_BUDGET, WALLET_IP_BUDGET } from '../../../src/scoring/wallet/routes/wallet.js';
+import { issueCredential } from '../../../src/scoring/stamps/dev-issuer.js';
 import { createTestApp, seedAccount, type TestApp } from '../../helpers/app.js';
 import { databaseKinds } from '../../helpers/databases.js';
 import { testWallet } from '../../helpers/stamps.js';

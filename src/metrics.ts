@@ -1,0 +1,122 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppContext } from './app-context.js';
+import { MemoryPublicCacheStore } from './publicdata/cache.js';
+import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
+import type { JobSettled } from './scoring/jobs/scoring-worker.js';
+
+/** Prometheus metrics of one process, in a registry of its own (tests build many apps). */
+export function createMetrics(ctx: AppContext) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'stampgate_process_' });
+
+  const requests = new Counter({
+    name: 'stampgate_http_requests_total',
+    help: 'HTTP requests by route, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'stampgate_http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'stampgate_rate_limit_rejections_total',
+    help: 'Requests refused with 429: by API-key tier (1-4), `wallet` for the wallet routes\' budgets, `stake_events` for the keyless per-round staking events route, `public` for the public data API.',
+    labelNames: ['tier'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'stampgate_scoring_queue_depth',
+    help: 'Scoring jobs queued or running (all processes).',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await ctx.jobs.queueDepth());
+      } catch {
+        // The database is down: /health/ready says so; keep the last value.
+      }
+    },
+  });
+  const jobDuration = new Histogram({
+    name: 'stampgate_scoring_job_duration_seconds',
+    help: 'Time from claiming a scoring job to settling it, by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [registry],
+  });
+  const jobOutcomes = new Counter({
+    name: 'stampgate_scoring_jobs_total',
+    help: 'Scoring jobs settled by this process, by outcome (done, rerun, error, lost).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'stampgate_credential_verifications_total',
+    help: 'Credential proof checks by this process: cache hits and misses (real verifications).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+    collect() {
+      const stats = ctx.verifier.stats();
+      this.set({ result: 'hit' }, stats.hits);
+      this.set({ result: 'miss' }, stats.misses);
+    },
+  });
+
+  // The public data response cache, when it is this process's memory store.
+  const cacheStore = ctx.publicData.cache.store;
+  if (cacheStore instanceof MemoryPublicCacheStore) {
+    new Gauge({
+      name: 'stampgate_public_cache_bytes',
+      help: 'Bytes held by the public data response cache of this process (bound: PUBLIC_CACHE_MAX_BYTES).',
+      registers: [registry],
+      collect() {
+        this.set(cacheStore.bytes);
+      },
+    });
+    new Counter({
+      name: 'stampgate_public_cache_evictions_total',
+      help: 'Public data responses dropped from the cache of this process to stay within PUBLIC_CACHE_MAX_BYTES.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cacheStore.evictions);
+      },
+    });
+  }
+
+  const startedAt = new Map<string, number>();
+  ctx.worker.on('started', (job: ScoringJobRow) => startedAt.set(`${job.scorer_id}:${job.address}`, performance.now()));
+  ctx.worker.on('settled', (settled: JobSettled) => {
+    const key = `${settled.scorerId}:${settled.address}`;
+    const start = startedAt.get(key);
+    startedAt.delete(key);
+    jobOutcomes.inc({ outcome: settled.outcome });
+    if (start !== undefined) jobDuration.observe({ outcome: settled.outcome }, (performance.now() - start) / 1000);
+  });
+
+  return {
+    registry,
+    rateLimitRejected(tier: number | 'wallet' | 'stake_events' | 'public') {
+      rateLimited.inc({ tier: String(tier) });
+    },
+    register(app: FastifyInstance) {
+      app.addHook('onResponse', async (request, reply) => {
+        // Unknown URLs share one label so that scanners cannot blow up the series count.
+        const route = request.routeOptions.url ?? 'unmatched';
+        const labels = { route, method: request.method, status: String(reply.statusCode) };
+        requests.inc(labels);
+        latency.observe(labels, reply.elapsedTime / 1000);
+      });
+      app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+        reply.header('content-type', registry.contentType);
+        return registry.metrics();
+      });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,63 @@
+import type { Expression, SqlBool } from 'kysely';
+import type { Db } from '../../db/connection.js';
+import { containsInsensitive, type DialectName } from '../../db/dialect.js';
+import type { GrantsTable } from '../../db/tables/public-data.js';
+import type { ProfileRow } from '../profiles.js';
+
+export type GrantRow = GrantsTable;
+
+export interface GrantListFilter {
+  id?: number;
+  titleKey?: string;
+  descriptionHash?: string;
+  adminAddress?: string;
+  grantType?: string;
+  keyword?: string;
+  limit: number;
+  offset: number;
+}
+
+export function grantsRepository(db: Db, dialect: DialectName) {
+  return {
+    /** Active grants matching every given filter, by id. */
+    async listActive(filter: GrantListFilter): Promise<GrantRow[]> {
+      let query = db.selectFrom('grants').selectAll().where('active', '=', 1);
+      if (filter.id !== undefined) query = query.where('id', '=', filter.id);
+      if (filter.titleKey !== undefined) query = query.where('title_key', '=', filter.titleKey);
+      if (filter.descriptionHash !== undefined) query = query.where('description_hash', '=', filter.descriptionHash);
+      if (filter.adminAddress !== undefined) query = query.where('admin_address', '=', filter.adminAddress);
+      if (filter.grantType !== undefined) query = query.where('grant_type', '=', filter.grantType);
+      const keyword = filter.keyword;
+      if (keyword !== undefined) {
+        query = query.where((eb) =>
+          eb.or(
+            (['title', 'description', 'reference_url'] as const).map(
+              (column) => containsInsensitive(dialect, eb.ref(column), keyword) as Expression<SqlBool>,
+            ),
+          ),
+        );
+      }
+      return query.orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+    },
+
+    /** Profiles by id. */
+    async profiles(ids: number[]): Promise<ProfileRow[]> {
+      if (ids.length === 0) return [];
+      return db.selectFrom('profiles').selectAll().where('id', 'in', ids).execute();
+    },
+
+    /** Team member profile ids of the given grants, in profile id order. */
+    async teamMembers(grantIds: number[]): Promise<{ grant_id: number; profile_id: number }[]> {
+      if (grantIds.length === 0) return [];
+      return db
+        .selectFrom('grant_team_members')
+        .select(['grant_id', 'profile_id'])
+        .where('grant_id', 'in', grantIds)
+        .orderBy('grant_id')
+        .orderBy('profile_id')
+        .execute();
+    },
+  };
+}
+
+export type GrantsRepository = ReturnType<typeof grantsRepository>;

@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../../app-context.js';
+import { errorResponses } from '../../../http/errors.js';
+import { Integer, LimitSchema } from '../../../http/schemas.js';
+import { MAX_ID } from '../../values.js';
+import type { GrantListQuery } from '../grants.service.js';
+import { GrantSchema, PublicOffsetSchema, QueryText } from '../../routes/schemas.js';
+import { sendDocument } from '../../routes/http-cache.js';
+
+const Query = Type.Object({
+  title: Type.Optional(QueryText(500, 'Exact title, any case.')),
+  description: Type.Optional(QueryText(20_000, 'Exact description, any case.')),
+  admin_address: Type.Optional(Type.String({ description: 'Exact admin address: 0x and 40 hexadecimal digits, any case (else 400 invalid_address).' })),
+  keyword: Type.Optional(QueryText(200, 'Case-insensitive substring of the title, description or reference URL.')),
+  grant_type: Type.Optional(QueryText(100, 'Exact grant type.')),
+  pk: Type.Optional(Integer({ minimum: 1, maximum: MAX_ID, description: 'Grant id: an array of that one grant, or empty.' })),
+  limit: Type.Optional(LimitSchema),
+  offset: Type.Optional(PublicOffsetSchema),
+});
+
+type QueryType = Partial<Omit<GrantListQuery, 'limit' | 'offset'>> & { limit?: number; offset?: number };
+
+/** `GET /api/v0.1/grants/`. */
+export function grantsRoute(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: QueryType }>(
+    '/api/v0.1/grants/',
+    {
+      schema: {
+        tags: ['public data'],
+        summary: 'Active grants with admin and team profiles',
+        description:
+          'A JSON array of active grants by id. Filters combine with AND; unknown query parameters are ignored. ' +
+          'May be up to PUBLIC_CACHE_TTL seconds stale; carries ETag and answers If-None-Match with 304.',
+        querystring: Query,
+        response: { 200: Type.Array(GrantSchema), ...errorResponses(400) },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const document = await ctx.publicData.grants.list({ ...q, limit: q.limit ?? 100, offset: q.offset ?? 0 });
+      return sendDocument(ctx, request, reply, document);
+    },
+  );
+}

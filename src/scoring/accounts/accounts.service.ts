@@ -1,0 +1,186 @@
+import { AppError } from '../../errors.js';
+import type { AccountsRepository, ScorerRow } from './accounts.repository.js';
+
+export type ScorerType = 'weighted' | 'binary';
+
+export interface Scorer {
+  id: number;
+  accountId: number;
+  name: string;
+  type: ScorerType;
+  threshold: string;
+  weights: Record<string, string>;
+  requiresSignature: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Account {
+  id: number;
+  name: string;
+  createdAt: Date;
+}
+
+export interface ScorerSettings {
+  name?: string;
+  type?: string;
+  threshold?: string;
+  weights?: Record<string, string>;
+  requiresSignature?: boolean;
+}
+
+const decimalPattern = /^\d+(\.\d+)?$/;
+
+export function toScorer(row: ScorerRow): Scorer {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    type: row.type,
+    threshold: row.threshold,
+    weights: JSON.parse(row.weights) as Record<string, string>,
+    requiresSignature: row.requires_signature === 1,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function checkName(name: string, what: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) {
+    throw new AppError('invalid_request', `The ${what} name must be 1 to 200 characters.`);
+  }
+  return trimmed;
+}
+
+function checkType(type: string): ScorerType {
+  if (type !== 'weighted' && type !== 'binary') {
+    throw new AppError('invalid_request', `Scorer type must be "weighted" or "binary", not "${type}".`);
+  }
+  return type;
+}
+
+function checkThreshold(threshold: string): string {
+  if (!decimalPattern.test(threshold)) {
+    throw new AppError('invalid_request', `Threshold must be a non-negative decimal number such as 20 or 15.5, not "${threshold}".`);
+  }
+  return threshold;
+}
+
+function checkWeights(weights: Record<string, string>): Record<string, string> {
+  for (const [provider, weight] of Object.entries(weights)) {
+    if (provider.trim() === '') throw new AppError('invalid_request', 'A weight override names an empty provider.');
+    if (typeof weight !== 'string' || !decimalPattern.test(weight)) {
+      throw new AppError('invalid_request', `The weight of ${provider} must be a non-negative decimal number.`);
+    }
+  }
+  return weights;
+}
+
+export interface AccountServiceOptions {
+  /** How long a looked-up scorer is reused from memory (submissions and reads look one up each time). */
+  scorerCacheTtlMs: number;
+  /** Threshold of a new scorer when none is given (the catalogue's). */
+  defaultThreshold?: string;
+  /** Tells other processes to drop a changed scorer from their caches. */
+  notifyScorerChange?: (scorerId: number) => Promise<void>;
+}
+
+/** Whether `id` can name a scorer at all: scorer ids are 32-bit integer columns, and a larger number must not reach SQL. */
+export function isScorerId(id: number): boolean {
+  return Number.isSafeInteger(id) && id >= 1 && id <= 2_147_483_647;
+}
+
+export function accountService(
+  repo: AccountsRepository,
+  options: AccountServiceOptions = { scorerCacheTtlMs: 0 },
+  clock: () => number = Date.now,
+) {
+  const scorerCache = new Map<number, { scorer: Scorer | null; readAt: number }>();
+
+  async function findScorer(id: number): Promise<Scorer | null> {
+    if (!isScorerId(id)) return null;
+    const now = clock();
+    const cached = scorerCache.get(id);
+    if (cached && now - cached.readAt < options.scorerCacheTtlMs) return cached.scorer;
+    const row = await repo.findScorer(id);
+    const scorer = row ? toScorer(row) : null;
+    if (options.scorerCacheTtlMs > 0) {
+      if (scorerCache.size >= 10_000) scorerCache.delete(scorerCache.keys().next().value as number);
+      scorerCache.set(id, { scorer, readAt: now });
+    }
+    return scorer;
+  }
+
+  return {
+    async createAccount(name: string): Promise<Account> {
+      const row = await repo.insertAccount(checkName(name, 'account'), clock());
+      return { id: row.id, name: row.name, createdAt: new Date(row.created_at) };
+    },
+
+    async listAccounts(): Promise<Account[]> {
+      const rows = await repo.listAccounts();
+      return rows.map((row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at) }));
+    },
+
+    async hasAnyAccount(): Promise<boolean> {
+      return (await repo.countAccounts()) > 0;
+    },
+
+    async createScorer(accountId: number, settings: ScorerSettings & { name: string }): Promise<Scorer> {
+      if (!(await repo.findAccount(accountId))) throw new AppError('not_found', `There is no account ${accountId}.`);
+      const now = clock();
+      const row = await repo.insertScorer({
+        account_id: accountId,
+        name: checkName(settings.name, 'scorer'),
+        type: checkType(settings.type ?? 'weighted'),
+        threshold: checkThreshold(settings.threshold ?? options.defaultThreshold ?? '20'),
+        weights: JSON.stringify(checkWeights(settings.weights ?? {})),
+        requires_signature: settings.requiresSignature ? 1 : 0,
+        created_at: now,
+        updated_at: now,
+      });
+      return toScorer(row);
+    },
+
+    async updateScorer(id: number, settings: ScorerSettings): Promise<Scorer> {
+      const changes: Parameters<AccountsRepository['updateScorer']>[1] = { updated_at: clock() };
+      if (settings.name !== undefined) changes.name = checkName(settings.name, 'scorer');
+      if (settings.type !== undefined) changes.type = checkType(settings.type);
+      if (settings.threshold !== undefined) changes.threshold = checkThreshold(settings.threshold);
+      if (settings.weights !== undefined) changes.weights = JSON.stringify(checkWeights(settings.weights));
+      if (settings.requiresSignature !== undefined) changes.requires_signature = settings.requiresSignature ? 1 : 0;
+      const row = await repo.updateScorer(id, changes);
+      scorerCache.delete(id);
+      if (!row) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
+      await options.notifyScorerChange?.(id);
+      return toScorer(row);
+    },
+
+    /** Drops a scorer from this process's cache (another process changed it). */
+    forgetScorer(id: number): void {
+      scorerCache.delete(id);
+    },
+
+    async getScorer(id: number): Promise<Scorer> {
+      const scorer = await findScorer(id);
+      if (!scorer) throw new AppError('scorer_not_found', `There is no scorer ${id}.`);
+      return scorer;
+    },
+
+    async listScorers(accountId?: number): Promise<Scorer[]> {
+      return (await repo.listScorers(accountId)).map(toScorer);
+    },
+
+    /** The scorer if it exists and belongs to the account; otherwise not found (never "forbidden"). */
+    async scorerOfAccount(scorerId: number, accountId: number): Promise<Scorer> {
+      const scorer = await findScorer(scorerId);
+      if (!scorer || scorer.accountId !== accountId) {
+        throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
+      }
+      return scorer;
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof accountService>;

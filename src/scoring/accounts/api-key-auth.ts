@@ -1,0 +1,37 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
+import type { ApiKeyService, Caller } from './api-keys.service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: Caller;
+  }
+}
+
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string') return header.trim();
+  const authorization = request.headers.authorization;
+  if (typeof authorization === 'string' && /^bearer\s+/i.test(authorization)) {
+    return authorization.replace(/^bearer\s+/i, '').trim();
+  }
+  return undefined;
+}
+
+/** An `onRequest` hook that resolves the caller from `X-API-KEY` (or a bearer token). */
+export function apiKeyAuthentication(apiKeys: ApiKeyService) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    request.caller = await apiKeys.authenticate(presentedKey(request));
+  };
+}
+
+export type Permission = 'submit_passports' | 'read_scores';
+
+/** The authenticated caller, refused with 403 when its key lacks the permission. */
+export function requirePermission(request: FastifyRequest, permission: Permission): Caller {
+  const caller = request.caller;
+  if (!caller) throw new AppError('missing_api_key', 'Send your API key in the X-API-KEY header.');
+  const allowed = permission === 'submit_passports' ? caller.canSubmit : caller.canRead;
+  if (!allowed) throw new AppError('permission_denied', `This API key does not have the ${permission} permission.`);
+  return caller;
+}

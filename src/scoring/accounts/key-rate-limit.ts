@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { RedisWatch } from '../../db/redis.js';
+import { registerRateLimit } from '../../http/rate-limit.js';
+import type { Tier } from './api-keys.service.js';
+
+export interface RateLimitSettings {
+  windowMs: number;
+  tier4: number;
+  /** Shared budgets across processes; null counts per process. */
+  redis: Redis | null;
+  /** Logs the loss and return of Redis once per outage for the process. */
+  redisWatch?: RedisWatch | null;
+  onRejected?: (tier: Tier) => void;
+}
+
+export function tierBudget(tier: Tier, settings: RateLimitSettings): number {
+  switch (tier) {
+    case 1:
+      return 125;
+    case 2:
+      return 350;
+    case 3:
+      return 2000;
+    case 4:
+      return settings.tier4;
+  }
+}
+
+/**
+ * One budget per API key across every route of the scope it is registered in.
+ * It runs at `preParsing`, after authentication, so that requests with bad
+ * bodies still spend budget and unauthenticated ones never touch a key's.
+ */
+export async function registerKeyRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
+  await registerRateLimit(app, {
+    hook: 'preParsing',
+    windowMs: settings.windowMs,
+    key: (request) => `key:${request.caller?.prefix ?? 'anonymous'}`,
+    max: (request) => tierBudget(request.caller?.tier ?? 1, settings),
+    message: (limit, retryIn) => `Rate limit of ${limit} requests per ${Math.round(settings.windowMs / 60000)} minutes exceeded; retry in ${retryIn}.`,
+    redis: settings.redis,
+    redisWatch: settings.redisWatch ?? null,
+    onRejected: (request) => settings.onRejected?.(request.caller?.tier ?? 1),
+  });
+}

@@ -1,0 +1,249 @@
+import { compiledOnce, type Database, type Db, writeTransaction } from '../../db/connection.js';
+import { lockSkippingLocked } from '../../db/dialect.js';
+import type { ScoringJobsTable } from '../../db/tables.js';
+
+export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
+
+export interface ScoringOutcome {
+  score: string;
+  evidence: string | null;
+  /** Epoch ms: the earliest expiry among the counted stamps, null when none counted. */
+  expirationDate: number | null;
+  /** JSON object provider → 5-dp weight of each counted stamp (`{}` when none). */
+  stampScores: string;
+  /**
+   * Nullifiers the counted stamps hold for this address, until the stamp expires; `heldAlready`
+   * when the address held it, with this expiry, as the score was computed.
+   */
+  claims: { nullifier: string; expiresAt: number; heldAlready?: boolean }[];
+}
+
+/** Rolls the completion back so the job is queued to run again. */
+class RunAgain extends Error {}
+
+export function scoringJobsRepository(database: Database) {
+  const { db, dialect } = database;
+  // Every submission runs these, so they are compiled once (see compiledOnce).
+  const queueJob = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
+    db
+      .insertInto('scoring_jobs')
+      .values({ scorer_id: scorerId, address, state: 'queued', generation: 1, attempts: 0, run_after: now, created_at: now })
+      .onConflict((oc) =>
+        oc.columns(['scorer_id', 'address']).doUpdateSet((eb) => ({
+          generation: eb('scoring_jobs.generation', '+', 1),
+          attempts: 0,
+          run_after: now,
+          last_error: null,
+        })),
+      ),
+  );
+  const markProcessing = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
+    db
+      .insertInto('scores')
+      .values({
+        scorer_id: scorerId,
+        address,
+        status: 'PROCESSING',
+        score: null,
+        evidence: null,
+        error: null,
+        last_score_timestamp: now,
+        expiration_date: null,
+        stamp_scores: null,
+      })
+      .onConflict((oc) =>
+        oc.columns(['scorer_id', 'address']).doUpdateSet({
+          status: 'PROCESSING',
+          score: null,
+          evidence: null,
+          error: null,
+          last_score_timestamp: now,
+          expiration_date: null,
+          stamp_scores: null,
+        }),
+      ),
+  );
+  // One statement, so no transaction: the next due job (queued, or running with an expired lease)
+  // is leased in the same breath it is found. PostgreSQL skips rows other claims have locked.
+  const claimDueJob = compiledOnce((db: Db, now: number, owner: string, leaseExpiresAt: number) =>
+    db
+      .updateTable('scoring_jobs')
+      .set((eb) => ({
+        state: 'running',
+        lease_owner: owner,
+        lease_expires_at: leaseExpiresAt,
+        attempts: eb('attempts', '+', 1),
+        claimed_generation: eb.ref('generation'),
+      }))
+      .where('id', '=', (eb) =>
+        lockSkippingLocked(
+          dialect,
+          eb
+            .selectFrom('scoring_jobs')
+            .select('id')
+            .where((eb) =>
+              eb.or([
+                eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
+                eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
+              ]),
+            )
+            .orderBy('run_after')
+            .orderBy('id')
+            .limit(1),
+        ),
+      )
+      .returningAll(),
+  );
+  const jobForUpdate = compiledOnce((db: Db, id: number) => {
+    // The row lock makes completion and claim-after-lease-expiry mutually exclusive on PostgreSQL.
+    const query = db.selectFrom('scoring_jobs').selectAll().where('id', '=', id);
+    return dialect === 'postgres' ? query.forUpdate() : query;
+  });
+  const writeDone = compiledOnce(
+    (db: Db, scorerId: number, address: string, score: string, evidence: string | null, expirationDate: number | null, stampScores: string, now: number) =>
+      db
+        .updateTable('scores')
+        .set({ status: 'DONE', score, evidence, error: null, last_score_timestamp: now, expiration_date: expirationDate, stamp_scores: stampScores })
+        .where('scorer_id', '=', scorerId)
+        .where('address', '=', address),
+  );
+  const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
+  return {
+    /**
+     * Records a submission: the score row goes to PROCESSING and the job is
+     * queued, or, when one is already queued or running, its generation is
+     * bumped so that concurrent submissions share it.
+     */
+    async enqueue(scorerId: number, address: string, now: number): Promise<void> {
+      await writeTransaction(database, async (trx) => {
+        // The job row is locked before the score row, in the same order as completion and failure,
+        // so that a submission racing a completion waits instead of deadlocking.
+        await queueJob(trx, scorerId, address, now);
+        await markProcessing(trx, scorerId, address, now);
+      });
+    },
+
+    /** Takes the next due job (queued, or running with an expired lease) under a lease. */
+    async claimNext(owner: string, now: number, leaseMs: number): Promise<ScoringJobRow | undefined> {
+      return (await claimDueJob(db, now, owner, now + leaseMs)).rows[0];
+    },
+
+    /**
+     * Finishes a claimed job: takes the nullifier holds the result counted on and
+     * writes the score, then removes the job. The outcome is dropped and the job
+     * runs again when a newer submission arrived meanwhile or another address
+     * took one of the nullifiers first; it is dropped silently when the lease
+     * was lost to another worker.
+     */
+    async complete(job: ScoringJobRow, owner: string, now: number, outcome: ScoringOutcome): Promise<'done' | 'rerun' | 'lost'> {
+      try {
+        return await writeTransaction(database, async (trx) => {
+          const current = await lockJob(trx, job.id);
+          if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
+          if (current.generation !== current.claimed_generation) throw new RunAgain();
+          // A re-scored address usually holds its nullifiers already, with the same expiry: those
+          // need no write while live, since holds are never deleted and a live hold cannot pass to
+          // another address before it expires.
+          const toWrite = outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
+          if (toWrite.length > 0) {
+            // One statement for every hold; a nullifier another live address holds is not returned.
+            const taken = await trx
+              .insertInto('nullifier_holds')
+              .values(
+                toWrite.map((claim) => ({
+                  scorer_id: job.scorer_id,
+                  nullifier: claim.nullifier,
+                  address: job.address,
+                  expires_at: claim.expiresAt,
+                })),
+              )
+              .onConflict((oc) =>
+                oc
+                  .columns(['scorer_id', 'nullifier'])
+                  .doUpdateSet((eb) => ({ address: eb.ref('excluded.address'), expires_at: eb.ref('excluded.expires_at') }))
+                  .where((eb) =>
+                    eb.or([eb('nullifier_holds.address', '=', job.address), eb('nullifier_holds.expires_at', '<=', now)]),
+                  ),
+              )
+              .returning('nullifier')
+              .execute();
+            if (taken.length !== toWrite.length) throw new RunAgain();
+          }
+          await writeDone(trx, job.scorer_id, job.address, outcome.score, outcome.evidence, outcome.expirationDate, outcome.stampScores, now);
+          await removeJob(trx, job.id);
+          return 'done' as const;
+        });
+      } catch (error) {
+        if (!(error instanceof RunAgain)) throw error;
+        await db
+          .updateTable('scoring_jobs')
+          .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now })
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .execute();
+        return 'rerun';
+      }
+    },
+
+    /**
+     * Records a failed attempt: retried later (`rerun`), or given up with the score row at ERROR
+     * (`error`); `lost` when another worker had taken the job over meanwhile.
+     */
+    async fail(job: ScoringJobRow, owner: string, now: number, error: string, retryAt: number | null): Promise<'rerun' | 'error' | 'lost'> {
+      return writeTransaction(database, async (trx) => {
+        const current = await lockJob(trx, job.id);
+        if (!current || current.lease_owner !== owner) return 'lost';
+        if (current.generation !== current.claimed_generation) {
+          // A newer submission arrived during this attempt: it deserves fresh attempts of its own.
+          await trx
+            .updateTable('scoring_jobs')
+            .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now, attempts: 0, last_error: error })
+            .where('id', '=', job.id)
+            .execute();
+          return 'rerun';
+        }
+        if (retryAt !== null) {
+          await trx
+            .updateTable('scoring_jobs')
+            .set({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: retryAt, last_error: error })
+            .where('id', '=', job.id)
+            .execute();
+          return 'rerun';
+        }
+        await trx
+          .updateTable('scores')
+          // Nothing counted for a failed scoring: `{}`, so clients that iterate stamp_scores keep working.
+          .set({ status: 'ERROR', score: null, evidence: null, error, last_score_timestamp: now, expiration_date: null, stamp_scores: '{}' })
+          .where('scorer_id', '=', job.scorer_id)
+          .where('address', '=', job.address)
+          .execute();
+        await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
+        return 'error';
+      });
+    },
+
+    /**
+     * Gives a claimed job back without spending its attempt, for another worker to take at
+     * `runAfter` (now by default: graceful shutdown; later after a database fault).
+     */
+    async release(job: ScoringJobRow, owner: string, now: number, runAfter = now): Promise<void> {
+      await db
+        .updateTable('scoring_jobs')
+        .set((eb) => ({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: runAfter, attempts: eb('attempts', '-', 1) }))
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .execute();
+    },
+
+    async queueDepth(): Promise<number> {
+      const row = await db.selectFrom('scoring_jobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+
+  async function lockJob(trx: Db, id: number) {
+    return (await jobForUpdate(trx, id)).rows[0];
+  }
+}
+
+export type ScoringJobsRepository = ReturnType<typeof scoringJobsRepository>;

@@ -1,0 +1,204 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { isDatabaseUnavailable } from '../../db/availability.js';
+import type { ScoringJobRow, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
+
+export interface ScoringWorkerOptions {
+  /** Jobs scored at the same time by this worker. */
+  concurrency: number;
+  /** How long a claim is exclusive; a worker that dies loses its jobs after this. */
+  leaseMs: number;
+  /** How often an idle worker looks for work (jobs of other processes, retries, expired leases). */
+  pollMs: number;
+  /** Attempts before a job is given up and its score set to ERROR. */
+  maxAttempts: number;
+  /** First retry delay; each further retry doubles it. */
+  backoffBaseMs: number;
+}
+
+export type JobSettled = {
+  scorerId: number;
+  address: string;
+  outcome: 'done' | 'error' | 'rerun' | 'lost';
+  /** The clock just before the outcome was written: the job may be claimed again from then on, not before. */
+  completingAt: number;
+};
+
+type ScoreFn = (scorerId: number, address: string, now: number) => Promise<ScoringOutcome>;
+
+/**
+ * Takes scoring jobs from the durable queue and runs them. Emits `settled`
+ * after each job so that a waiting submission in the same process can answer
+ * at once instead of polling.
+ */
+export class ScoringWorker extends EventEmitter {
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly #jobs: ScoringJobsRepository;
+  readonly #score: ScoreFn;
+  readonly #options: ScoringWorkerOptions;
+  readonly #clock: () => number;
+  readonly #inFlight = new Set<Promise<void>>();
+  #running = false;
+  #timer: NodeJS.Timeout | null = null;
+  #pumping: Promise<void> | null = null;
+  #pumpAgain = false;
+
+  constructor(jobs: ScoringJobsRepository, score: ScoreFn, options: ScoringWorkerOptions, clock: () => number = Date.now) {
+    super();
+    this.setMaxListeners(0);
+    this.#jobs = jobs;
+    this.#score = score;
+    this.#options = options;
+    this.#clock = clock;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.notify();
+  }
+
+  /** Looks for work now (called after a submission in this process). */
+  notify(): void {
+    if (!this.#running) return;
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    const pumping = this.#pump();
+    this.#pumping = pumping;
+    void pumping.finally(() => {
+      if (this.#pumping === pumping) this.#pumping = null;
+      this.#schedulePoll();
+    });
+  }
+
+  /** Stops taking jobs and waits for the ones in hand to finish. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    // A claim may be on its way back from the database; it is released, not left leased.
+    await this.#pumping;
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  async #pump(): Promise<void> {
+    try {
+      do {
+        this.#pumpAgain = false;
+        while (this.#running && this.#inFlight.size < this.#options.concurrency) {
+          const job = await this.#claim();
+          if (!job) break;
+          if (!this.#running) {
+            await this.#jobs.release(job, this.owner, this.#clock()).catch((error) => this.emit('failure', error));
+            break;
+          }
+          const run = this.#run(job).finally(() => {
+            this.#inFlight.delete(run);
+            this.notify();
+          });
+          this.#inFlight.add(run);
+        }
+      } while (this.#pumpAgain && this.#running);
+    } catch (error) {
+      this.emit('failure', error);
+    }
+  }
+
+  #schedulePoll(): void {
+    if (!this.#running) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
+    this.#timer.unref();
+  }
+
+  async #claim(): Promise<ScoringJobRow | undefined> {
+    // better-sqlite3 answers synchronously, so without this a backlog would be worked off in
+    // microtasks alone and starve timers, HTTP and signal handlers until it is empty.
+    await yieldToEventLoop();
+    if (!this.#running) return undefined;
+    try {
+      return await this.#jobs.claimNext(this.owner, this.#clock(), this.#options.leaseMs);
+    } catch (error) {
+      this.emit('failure', error);
+      return undefined;
+    }
+  }
+
+  async #run(job: ScoringJobRow): Promise<void> {
+    this.emit('started', job);
+    let outcome: JobSettled['outcome'];
+    let completingAt = this.#clock();
+    try {
+      const result = await this.#score(job.scorer_id, job.address, completingAt);
+      completingAt = this.#clock();
+      outcome = await this.#jobs.complete(job, this.owner, completingAt, result);
+    } catch (error) {
+      completingAt = this.#clock();
+      outcome = await this.#recordFailure(job, error);
+    }
+    this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome, completingAt } satisfies JobSettled);
+  }
+
+  async #recordFailure(job: ScoringJobRow, error: unknown): Promise<JobSettled['outcome']> {
+    this.emit('failure', error);
+    if (isDatabaseUnavailable(error)) {
+      // The database failed, not the job: it runs again shortly without spending an attempt, so
+      // that an outage or a dropped connection never turns a score into ERROR.
+      try {
+        await this.#jobs.release(job, this.owner, this.#clock(), this.#clock() + this.#options.backoffBaseMs);
+      } catch (releaseError) {
+        // Unreachable still: the lease runs out and the job is taken over then.
+        this.emit('failure', releaseError);
+      }
+      return 'rerun';
+    }
+    const message = shortError(error);
+    const retry = job.attempts < this.#options.maxAttempts;
+    const retryAt = retry ? this.#clock() + this.#options.backoffBaseMs * 2 ** (job.attempts - 1) : null;
+    try {
+      return await this.#jobs.fail(job, this.owner, this.#clock(), message, retryAt);
+    } catch (failError) {
+      // The lease runs out and another attempt follows; nothing else can be done here.
+      this.emit('failure', failError);
+      return 'rerun';
+    }
+  }
+}
+
+/** A sentence for the score record's `error`, without internals. */
+function shortError(error: unknown): string {
+  const name = (error as Error)?.name;
+  if (name === 'ScoringInputError' || name === 'DecimalFormatError') {
+    return `The scorer's settings cannot be used: ${(error as Error).message}.`;
+  }
+  if (name === 'AppError') return (error as Error).message;
+  return 'Scoring failed because of an internal error; it was retried and gave up.';
+}
+
+interface WorkerLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Log lines of a worker's jobs: debug per job (with timings), a warning per failure, except those
+ * `isOutage` claims (a database outage is logged once, by the database's availability tracker).
+ */
+export function logWorkerEvents(worker: ScoringWorker, log: WorkerLog, isOutage: (error: unknown) => boolean = () => false): void {
+  worker.on('started', (job: ScoringJobRow) =>
+    log.debug(
+      { owner: worker.owner, scorerId: job.scorer_id, address: job.address, attempt: job.attempts, leaseExpiresAt: job.lease_expires_at, at: Date.now() },
+      'scoring job started',
+    ),
+  );
+  worker.on('settled', (settled: JobSettled) =>
+    log.debug({ owner: worker.owner, ...settled, at: Date.now() }, 'scoring job settled'),
+  );
+  worker.on('failure', (error: Error) => {
+    if (!isOutage(error)) log.warn({ owner: worker.owner, err: error?.message }, 'scoring job attempt failed');
+  });
+}

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../../errors.js';
+import type { NoncesRepository } from './nonces.repository.js';
+
+export interface SigningMessage {
+  message: string;
+  nonce: string;
+}
+
+const noncePattern = /^[0-9a-f]{64}$/;
+// Expired nonces are swept now and then rather than on every issue, to keep issuing cheap.
+const sweepEvery = 200;
+
+/** The exact text a wallet signs; rebuilt from the nonce when a signature is checked. */
+export function signingMessageFor(nonce: string): string {
+  return (
+    'I agree to let Stampgate read the stamps of this wallet and compute its passport score.\n' +
+    'Signing costs nothing and grants no access to funds.\n' +
+    '\n' +
+    `Nonce: ${nonce}`
+  );
+}
+
+export function nonceService(repo: NoncesRepository, ttlSeconds: number, clock: () => number = Date.now) {
+  let issuedSinceSweep = 0;
+
+  return {
+    async issue(): Promise<SigningMessage> {
+      const nonce = randomBytes(32).toString('hex');
+      const now = clock();
+      await repo.insert(nonce, now, now + ttlSeconds * 1000);
+      if (++issuedSinceSweep >= sweepEvery) {
+        issuedSinceSweep = 0;
+        await repo.deleteExpiredBefore(now);
+      }
+      return { message: signingMessageFor(nonce), nonce };
+    },
+
+    /**
+     * Checks that `nonce` is usable, lets `verify` check the signature over its
+     * message, and only then consumes it, so a failed check leaves it usable.
+     */
+    async consume(nonce: string | undefined, verify: (message: string) => void | Promise<void>): Promise<void> {
+      if (!nonce) throw new AppError('invalid_nonce', 'A nonce from GET /registry/signing-message is required with a signature.');
+      if (!noncePattern.test(nonce) || !(await repo.findUsable(nonce, clock()))) {
+        throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used.');
+      }
+      await verify(signingMessageFor(nonce));
+      if (!(await repo.markUsed(nonce, clock()))) {
+        throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used.');
+      }
+    },
+  };
+}
+
+export type NonceService = ReturnType<typeof nonceService>;

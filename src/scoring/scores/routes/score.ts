@@ -1,0 +1,81 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../../app-context.js';
+import { requirePermission } from '../../accounts/api-key-auth.js';
+import { errorResponses } from '../../../http/errors.js';
+import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../../http/schemas.js';
+import { singleScoreJson } from '../score-json.js';
+import { ScoreListSchema, SingleScoreSchema } from './schemas.js';
+
+const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
+
+const ListQuery = Type.Object({
+  last_score_timestamp_gt: Type.Optional(Timestamp),
+  last_score_timestamp_gte: Type.Optional(Timestamp),
+  last_score_timestamp__gt: Type.Optional({ ...Timestamp, description: 'Same as last_score_timestamp_gt.' }),
+  last_score_timestamp__gte: Type.Optional({ ...Timestamp, description: 'Same as last_score_timestamp_gte.' }),
+  address: Type.Optional({ ...AddressSchema, description: 'Only this address (exact, any case).' }),
+  limit: Type.Optional(LimitSchema),
+  offset: Type.Optional(OffsetSchema),
+});
+
+type ListQueryType = {
+  last_score_timestamp_gt?: string;
+  last_score_timestamp_gte?: string;
+  last_score_timestamp__gt?: string;
+  last_score_timestamp__gte?: string;
+  address?: string;
+  limit?: number;
+  offset?: number;
+};
+
+export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Params: { scorer_id: string; address: string } }>(
+    '/registry/score/:scorer_id/:address',
+    {
+      schema: {
+        tags: ['scoring'],
+        summary: 'The score of one submitted address',
+        description:
+          'A score list of one item whose record fields are repeated at the top level: read `items[0]`, or `score`, ' +
+          '`status`, `stamp_scores`… directly as clients of the reference service do. Poll until `status` is DONE or ERROR.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ scorer_id: ScorerIdSchema, address: AddressSchema }),
+        response: { 200: SingleScoreSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const caller = requirePermission(request, 'read_scores');
+      const row = await ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      // The body is written by hand (see singleScoreJson); the schema above documents it.
+      return reply.type('application/json; charset=utf-8').serializer(singleScoreJson).send(row);
+    },
+  );
+
+  app.get<{ Params: { scorer_id: string }; Querystring: ListQueryType }>(
+    '/registry/score/:scorer_id',
+    {
+      schema: {
+        tags: ['scoring'],
+        summary: 'Scores of every address submitted to a scorer',
+        description: 'Ordered by last_score_timestamp ascending, then address.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ scorer_id: ScorerIdSchema }),
+        querystring: ListQuery,
+        response: { 200: ScoreListSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const caller = requirePermission(request, 'read_scores');
+      const scorer = await ctx.accounts.scorerOfAccount(Number(request.params.scorer_id), caller.accountId);
+      const q = request.query;
+      return ctx.scores.listScores(scorer.id, {
+        last_score_timestamp_gt: q.last_score_timestamp_gt ?? q.last_score_timestamp__gt,
+        last_score_timestamp_gte: q.last_score_timestamp_gte ?? q.last_score_timestamp__gte,
+        address: q.address,
+        limit: q.limit ?? 100,
+        offset: q.offset ?? 0,
+      });
+    },
+  );
+}

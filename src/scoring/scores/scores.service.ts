@@ -1,0 +1,187 @@
+import { type EventEmitter, setMaxListeners } from 'node:events';
+import { AppError, shuttingDownError } from '../../errors.js';
+import { isScorerId } from '../accounts/accounts.service.js';
+import type { ScoreStatus } from '../../db/tables.js';
+import type { ThresholdScoreCheck } from '../scorers/engine.js';
+import type { ScoringJobsRepository } from '../jobs/scoring-jobs.repository.js';
+import type { JobSettled, ScoringWorker } from '../jobs/scoring-worker.js';
+import type { ScoreRow, ScoresRepository } from './scores.repository.js';
+import { formatScoringTimestamp, parseTimestampFilter } from '../timestamps.js';
+
+/** The full score record: the interface's six fields plus `expiration_date` and `stamp_scores`. */
+export interface ScoreRecord {
+  address: string;
+  score: string | null;
+  status: ScoreStatus;
+  last_score_timestamp: string;
+  /** Earliest expiry among the counted stamps; null when none counted or while PROCESSING. */
+  expiration_date: string | null;
+  evidence: ThresholdScoreCheck | null;
+  error: string | null;
+  /** Provider → 5-dp weight of each counted stamp; null only while PROCESSING. */
+  stamp_scores: Record<string, string> | null;
+}
+
+export interface ScoreList {
+  items: ScoreRecord[];
+  count: number;
+}
+
+export function toScoreRecord(row: ScoreRow): ScoreRecord {
+  return {
+    address: row.address,
+    score: row.score,
+    status: row.status,
+    last_score_timestamp: formatScoringTimestamp(row.last_score_timestamp),
+    expiration_date: row.expiration_date === null ? null : formatScoringTimestamp(Number(row.expiration_date)),
+    evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as ThresholdScoreCheck),
+    error: row.error,
+    // Settled rows always answer an object, whatever an older row holds.
+    stamp_scores: row.stamp_scores !== null ? (JSON.parse(row.stamp_scores) as Record<string, string>) : row.status === 'PROCESSING' ? null : {},
+  };
+}
+
+/** What `enqueue` wrote to the score row: the record as it stands until the job settles. */
+function processingRecord(address: string, at: number): ScoreRecord {
+  return {
+    address,
+    score: null,
+    status: 'PROCESSING',
+    last_score_timestamp: formatScoringTimestamp(at),
+    expiration_date: null,
+    evidence: null,
+    error: null,
+    stamp_scores: null,
+  };
+}
+
+export interface ScoreListQuery {
+  last_score_timestamp_gt?: string;
+  last_score_timestamp_gte?: string;
+  address?: string;
+  limit: number;
+  offset: number;
+}
+
+function timestampFilter(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = parseTimestampFilter(raw);
+  if (ms === null) throw new AppError('invalid_timestamp', `${name} must be an ISO 8601 date-time such as 2026-03-01T12:00:00+00:00.`);
+  return ms;
+}
+
+export interface ScoreServiceOptions {
+  /** How long a submission waits for its score before answering PROCESSING. */
+  submitWaitMs: number;
+  /** How often a waiting submission looks at the database when no local worker reports. */
+  waitPollMs: number;
+  /**
+   * Emits `settled` ({scorerId, address}) when a job settles in any process, so a waiting
+   * submission answers at once (default: the local worker's own events).
+   */
+  settledJobs?: EventEmitter;
+  /** Tells the workers of every process that a job was queued (default: the local worker only). */
+  announceJob?: () => void;
+  /** `Retry-After` of the 503 a submission gets once shutdown has begun. */
+  retryAfterSeconds?: number;
+}
+
+export function scoreService(
+  scores: ScoresRepository,
+  jobs: ScoringJobsRepository,
+  worker: ScoringWorker | null,
+  options: ScoreServiceOptions,
+  clock: () => number = Date.now,
+) {
+  // A submission keeps running when its client disconnects, so the HTTP server's close does not
+  // wait for it; shutdown ends the waits (answering what was read last) and waits for them instead.
+  const shutdown = new AbortController();
+  // Every waiting submission listens for the abort: any number may wait at once.
+  setMaxListeners(0, shutdown.signal);
+  const inFlight = new Set<Promise<unknown>>();
+
+  async function waitForScore(scorerId: number, address: string, deadline: number): Promise<ScoreRow | undefined> {
+    const settledJobs = options.settledJobs ?? worker;
+    for (;;) {
+      const row = await scores.find(scorerId, address);
+      const remaining = deadline - clock();
+      if (!row || row.status !== 'PROCESSING' || remaining <= 0 || shutdown.signal.aborted) return row;
+      // Until the workers say this job settled, the next look is due, or shutdown.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => done(), Math.min(remaining, options.waitPollMs));
+        // A listener that stays on (not `once` in a loop), so that a burst of announcements for
+        // other jobs cannot hide this one.
+        const onSettled = (settled: Pick<JobSettled, 'scorerId' | 'address'>) => {
+          if (settled.scorerId === scorerId && settled.address === address) done();
+        };
+        function done() {
+          clearTimeout(timer);
+          settledJobs?.off('settled', onSettled);
+          shutdown.signal.removeEventListener('abort', done);
+          resolve();
+        }
+        settledJobs?.on('settled', onSettled);
+        shutdown.signal.addEventListener('abort', done, { once: true });
+      });
+      if (shutdown.signal.aborted) return row;
+    }
+  }
+
+  return {
+    /** Records the submission durably, then waits a little for the score. */
+    async submit(scorerId: number, address: string): Promise<ScoreRecord> {
+      if (shutdown.signal.aborted) throw shuttingDownError(options.retryAfterSeconds);
+      const work = (async () => {
+        const start = clock();
+        // A failure here (the database unavailable) means nothing was recorded: the caller is
+        // told so (503) and submits again.
+        await jobs.enqueue(scorerId, address, start);
+        if (options.announceJob) options.announceJob();
+        else worker?.notify();
+        let row: ScoreRow | undefined;
+        try {
+          row = await waitForScore(scorerId, address, start + options.submitWaitMs);
+        } catch {
+          // The submission is recorded and its job queued; only reading the score failed (the
+          // database went away meanwhile). Refusing now would tell the client it was not recorded.
+          return processingRecord(address, start);
+        }
+        if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
+        return toScoreRecord(row);
+      })();
+      inFlight.add(work);
+      try {
+        return await work;
+      } finally {
+        inFlight.delete(work);
+      }
+    },
+
+    /** Ends the waits of submissions in progress and waits for them to finish (shutdown). */
+    async drain(): Promise<void> {
+      shutdown.abort();
+      await Promise.allSettled([...inFlight]);
+    },
+
+    /** The row of the single-score read (the route writes its body with singleScoreJson). */
+    async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreRow> {
+      const found = isScorerId(scorerId) ? await scores.findForAccount(scorerId, accountId, address) : { scorerFound: false, score: undefined };
+      if (!found.scorerFound) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
+      if (!found.score) throw new AppError('not_submitted', `The address ${address} has not been submitted to scorer ${scorerId}.`);
+      return found.score;
+    },
+
+    async listScores(scorerId: number, query: ScoreListQuery): Promise<ScoreList> {
+      const { rows, count } = await scores.list(scorerId, {
+        after: timestampFilter('last_score_timestamp_gt', query.last_score_timestamp_gt),
+        atOrAfter: timestampFilter('last_score_timestamp_gte', query.last_score_timestamp_gte),
+        address: query.address?.toLowerCase(),
+        limit: query.limit,
+        offset: query.offset,
+      });
+      return { items: rows.map(toScoreRecord), count };
+    },
+  };
+}
+
+export type ScoreService = ReturnType<typeof scoreService>;

@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../app-context.js';
+import { apiKeyAuthentication } from './accounts/api-key-auth.js';
+import { registerEmptyStringsAsAbsent } from '../http/empty-strings.js';
+import type { Metrics } from '../metrics.js';
+import { registerKeyRateLimit } from './accounts/key-rate-limit.js';
+import { scoreRoutes } from './scores/routes/score.js';
+import { stakeRoutes } from '../staking/routes/stake.js';
+import { stampsRoutes } from './stamps/routes/stamps.js';
+import { signingMessageRoute } from './scores/routes/signing-message.js';
+import { submitPassportRoute } from './scores/routes/submit-passport.js';
+
+/** The scoring service: every route here needs an API key and spends its rate budget. */
+export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
+  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
+  await registerKeyRateLimit(app, {
+    windowMs: ctx.config.rateLimitWindowMs,
+    tier4: ctx.config.rateLimitTier4,
+    redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
+    onRejected: (tier) => metrics?.rateLimitRejected(tier),
+  });
+  registerEmptyStringsAsAbsent(app);
+  signingMessageRoute(app, ctx);
+  submitPassportRoute(app, ctx);
+  scoreRoutes(app, ctx);
+  stakeRoutes(app, ctx);
+  stampsRoutes(app, ctx);
+}

@@ -1,0 +1,88 @@
+import type { Db } from '../../db/connection.js';
+import type { StampsTable } from '../../db/tables.js';
+
+export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'created_at' | 'updated_at'>;
+
+export function stampsRepository(db: Db) {
+  return {
+    /**
+     * Stores a stamp; the same credential for the same address is stored once.
+     * Re-adding a deleted one restores it; a revoked one stays revoked.
+     */
+    async upsert(stamp: NewStamp, now: number): Promise<'stored' | 'unchanged' | 'revoked'> {
+      const existing = await db
+        .selectFrom('stamps')
+        .select(['id', 'deleted_at', 'revoked_at'])
+        .where('address', '=', stamp.address)
+        .where('digest', '=', stamp.digest)
+        .executeTakeFirst();
+      if (existing?.revoked_at != null) return 'revoked';
+      if (existing && existing.deleted_at === null) return 'unchanged';
+      await db
+        .insertInto('stamps')
+        .values({ ...stamp, created_at: now, updated_at: now, deleted_at: null, revoked_at: null })
+        .onConflict((oc) =>
+          oc.columns(['address', 'digest']).doUpdateSet({ deleted_at: null, created_at: now, updated_at: now }),
+        )
+        .execute();
+      return 'stored';
+    },
+
+    /** What scoring needs of an address's live stamps: no credential bodies. */
+    async liveForScoring(address: string) {
+      return db
+        .selectFrom('stamps')
+        .select(['id', 'provider', 'issuer', 'nullifiers', 'issuance_date', 'expiration_date'])
+        .where('address', '=', address)
+        .where('deleted_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .execute();
+    },
+
+    async revoke(filter: { digest?: string; address?: string; provider?: string }, now: number): Promise<number> {
+      let query = db.updateTable('stamps').set({ revoked_at: now, updated_at: now }).where('revoked_at', 'is', null);
+      if (filter.digest) query = query.where('digest', '=', filter.digest);
+      if (filter.address) query = query.where('address', '=', filter.address);
+      if (filter.provider) query = query.where('provider', '=', filter.provider);
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** One page of an address's live stamps, newest first; `limit + 1` rows tell whether a next page exists. */
+    async livePage(address: string, limit: number, offset: number) {
+      return db
+        .selectFrom('stamps')
+        .select(['id', 'provider', 'credential'])
+        .where('address', '=', address)
+        .where('deleted_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+    },
+
+    async listByAddress(address: string) {
+      return db
+        .selectFrom('stamps')
+        .select(['id', 'provider', 'issuer', 'digest', 'issuance_date', 'expiration_date', 'created_at', 'deleted_at', 'revoked_at'])
+        .where('address', '=', address)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
+    },
+
+    async holdsFor(scorerId: number, nullifiers: string[]) {
+      if (nullifiers.length === 0) return [];
+      return db
+        .selectFrom('nullifier_holds')
+        .select(['nullifier', 'address', 'expires_at'])
+        .where('scorer_id', '=', scorerId)
+        .where('nullifier', 'in', nullifiers)
+        .execute();
+    },
+  };
+}
+
+export type StampsRepository = ReturnType<typeof stampsRepository>;

@@ -1,0 +1,347 @@
+import rateLimit from '@fastify/rate-limit';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../../app-context.js';
+import { AppError } from '../../../errors.js';
+import { errorResponses } from '../../../http/errors.js';
+import type { Metrics } from '../../../metrics.js';
+import { resilientRateLimitStore } from '../../../http/rate-limit-store.js';
+import { AddressSchema } from '../../../http/schemas.js';
+import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
+import { MAX_CREDENTIALS_PER_REQUEST } from '../wallet-stamps.service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The wallet session of a valid `Authorization: Bearer <token>`, else null. */
+    walletSession?: WalletSession | null;
+  }
+}
+
+/** Requests per rate-limit window from one IP address without a valid session (nonces, sign-ins, bad tokens). */
+export const WALLET_IP_BUDGET = 200;
+/** Requests per rate-limit window of one signed-in address, across all its sessions. */
+export const WALLET_ADDRESS_BUDGET = 300;
+
+const open: Record<string, string[]>[] = [];
+/** OpenAPI security of the session routes (the scheme is declared in src/http/openapi.ts). */
+const sessionSecurity = { security: [{ walletSession: [] }] };
+const bearerNote = ' Needs `Authorization: Bearer <session token>` from POST /registry/wallet/session (no API key).';
+
+const Timestamp = (description: string) => Type.String({ description: `${description} ISO 8601 with a +00:00 offset.` });
+
+const SiweNonce = Type.Object(
+  {
+    nonce: Type.String({ description: 'Random, single-use value for the message\'s Nonce line.' }),
+    domain: Type.String({ description: 'What the message\'s domain must be: this service\'s host (and port).' }),
+    uri: Type.String({ description: 'A URI for the message; any URI on this service\'s origin is accepted.' }),
+    chainId: Type.Integer({ description: 'Suggested Chain ID; any EIP-155 chain id is accepted.' }),
+    statement: Type.String({ description: 'Suggested statement (optional in the message, not checked).' }),
+    expiresAt: Timestamp('When the nonce stops being usable; a good Expiration Time for the message.'),
+  },
+  { title: 'SiweNonce' },
+);
+
+const SignInBody = Type.Object(
+  {
+    message: Type.String({ minLength: 1, maxLength: 8192, description: 'The EIP-4361 message exactly as signed.' }),
+    signature: Type.String({ maxLength: 200, description: 'EIP-191 personal_sign signature of the message by its address, 0x-hex.' }),
+  },
+  { title: 'WalletSignIn' },
+);
+
+const WalletSessionBody = Type.Object(
+  {
+    token: Type.String({ description: 'Session token, shown once: send it as `Authorization: Bearer <token>`.' }),
+    address: { ...AddressSchema, description: 'The signed-in address, lower-case.' },
+    expiresAt: Timestamp('When the session ends (WALLET_SESSION_TTL_SECONDS after sign-in).'),
+  },
+  { title: 'WalletSession' },
+);
+
+const Credential = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      'A stamp: a W3C verifiable credential with an EthereumEip712Signature2021 proof, whose subject is ' +
+      '`did:pkh:eip155:1:<the signed-in address>`.',
+  },
+);
+
+const credentialsOf = (minItems: number, description: string) =>
+  Type.Object(
+    { credentials: Type.Array(Credential, { minItems, maxItems: MAX_CREDENTIALS_PER_REQUEST, description }) },
+    { title: minItems === 0 ? 'WalletStampSet' : 'WalletCredentials' },
+  );
+
+const AddBody = credentialsOf(1, `1 to ${MAX_CREDENTIALS_PER_REQUEST} credentials.`);
+const ReplaceBody = credentialsOf(0, `0 to ${MAX_CREDENTIALS_PER_REQUEST} credentials: the new set of live stamps.`);
+
+const ProvidersBody = Type.Object(
+  {
+    // No control characters: PostgreSQL text cannot hold NUL, and no provider name has any.
+    providers: Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }), {
+      minItems: 1,
+      maxItems: MAX_CREDENTIALS_PER_REQUEST,
+      description: 'Providers (e.g. `Google`) whose stamps to delete.',
+    }),
+  },
+  { title: 'WalletStampDeletion' },
+);
+
+const CredentialResult = Type.Object(
+  {
+    index: Type.Integer({ description: 'Position of the credential in `credentials`.' }),
+    status: Type.Union([Type.Literal('stored'), Type.Literal('unchanged'), Type.Literal('rejected')], {
+      description: '`stored` (new or restored), `unchanged` (already a live stamp) or `rejected`.',
+    }),
+    provider: Type.Optional(Type.String({ description: 'The credential\'s provider, when it could be read.' })),
+    reason: Type.Optional(Type.String({ description: 'Why a credential was rejected.' })),
+  },
+  { title: 'WalletCredentialResult' },
+);
+
+const WriteReport = Type.Object(
+  {
+    stored: Type.Integer(),
+    unchanged: Type.Integer(),
+    rejected: Type.Integer(),
+    deleted: Type.Integer({ description: 'Stamps soft-deleted by this request (replacements only).' }),
+    results: Type.Array(CredentialResult, { description: 'One entry per credential, in request order.' }),
+  },
+  { title: 'WalletWriteReport' },
+);
+
+const WalletStamp = Type.Object(
+  {
+    provider: Type.String(),
+    issuer: Type.String({ description: 'Issuer DID.' }),
+    digest: Type.String({ description: 'SHA-256 of the credential\'s canonical JSON: the stamp\'s identity.' }),
+    issuanceDate: Timestamp('Issuance date of the credential.'),
+    expirationDate: Timestamp('Expiration date of the credential.'),
+    addedAt: Timestamp('When the stamp was (last) added.'),
+    credential: Type.Object({}, { additionalProperties: true, description: 'The stored credential, unchanged.' }),
+  },
+  { title: 'WalletStamp' },
+);
+
+const WalletStamps = Type.Object(
+  { address: { ...AddressSchema, description: 'The signed-in address.' }, items: Type.Array(WalletStamp) },
+  { title: 'WalletStamps' },
+);
+
+const Deleted = Type.Object({ deleted: Type.Integer({ description: 'How many live stamps were soft-deleted.' }) }, { title: 'WalletStampsDeleted' });
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (typeof authorization !== 'string' || !/^bearer\s+/i.test(authorization)) return undefined;
+  return authorization.replace(/^bearer\s+/i, '').trim();
+}
+
+function requireSession(request: FastifyRequest): WalletSession {
+  if (request.walletSession) return request.walletSession;
+  if (bearerToken(request) === undefined) {
+    throw new AppError('invalid_session', 'Sign in with POST /registry/wallet/session and send its token as "Authorization: Bearer <token>".');
+  }
+  throw new AppError('invalid_session', 'The session token is unknown or expired; sign in again.');
+}
+
+/** Route hook: refuses requests without a live session before their body is read. */
+async function sessionRequired(request: FastifyRequest): Promise<void> {
+  requireSession(request);
+}
+
+const writeNote =
+  'Every credential is verified (proof, trusted issuer, unexpired, subject = the signed-in address); ' +
+  'the response reports each one by index. A session can only ever write the stamps of its own address.';
+
+/**
+ * Wallet-side stamp writing, for end users (typically a browser dApp): no API key. A wallet
+ * signs in with an EIP-4361 message and gets a short-lived session token; with it, it adds,
+ * replaces and deletes its own stamps. Rate-limited per IP before sign-in and per address after.
+ */
+export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+  const wallet = ctx.wallet;
+  const windowMs = ctx.config.rateLimitWindowMs;
+  const siteOf = (request: FastifyRequest): SiweSite =>
+    siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
+
+
+  app.addHook('onRequest', async (request) => {
+    request.walletSession = await wallet.sessions.resolve(bearerToken(request));
+  });
+  await app.register(rateLimit, {
+    global: true,
+    // Route-level onRequest: after the session is resolved, before the session is required
+    // and before the body is read, so refused and malformed requests spend budget too.
+    hook: 'onRequest',
+    timeWindow: windowMs,
+    enableDraftSpec: true,
+    keyGenerator: (request: FastifyRequest) =>
+      request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${request.ip}`,
+    max: (request: FastifyRequest) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
+    // Shared by every process through Redis when REDIS_URL is set, like the API-key budgets.
+    store: resilientRateLimitStore(ctx.redis, ctx.redisWatch) as never,
+    onExceeded: () => metrics?.rateLimitRejected('wallet'),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),
+  });
+
+  app.get(
+    '/registry/wallet/siwe-nonce',
+    {
+      schema: {
+        tags: ['wallet'],
+        summary: 'A nonce and the fields of a Sign-In with Ethereum message',
+        description:
+          'Build an EIP-4361 message with these fields, the wallet\'s address, Version 1, Issued At (now) and an ' +
+          'Expiration Time (required), have the wallet sign it with personal_sign, and send both to POST /registry/wallet/session. ' +
+          'The nonce is single-use and expires at `expiresAt`. No API key.',
+        security: open,
+        response: { 200: SiweNonce, ...errorResponses(400, 429) },
+      },
+    },
+    async (request) => wallet.sessions.issueNonce(siteOf(request)),
+  );
+
+  app.post<{ Body: { message: string; signature: string } }>(
+    '/registry/wallet/session',
+    {
+      schema: {
+        tags: ['wallet'],
+        summary: 'Sign in with Ethereum: a signed EIP-4361 message for a session token',
+        description:
+          'The message\'s domain must be this service\'s host and its URI on this service\'s origin; it needs an unused nonce from ' +
+          'GET /registry/wallet/siwe-nonce, an Issued At not in the future and an Expiration Time not past (Not Before is respected; ' +
+          '5 minutes of clock skew are allowed on Issued At and Not Before); any Chain ID. The signature must recover to the ' +
+          'message\'s address (externally owned accounts). Refusals: `invalid_siwe_message`, `invalid_nonce`, `invalid_signature`; ' +
+          'a refused sign-in consumes nothing. The token is shown once and lasts WALLET_SESSION_TTL_SECONDS.',
+        security: open,
+        body: SignInBody,
+        response: { 200: WalletSessionBody, ...errorResponses(400, 413, 415, 429) },
+      },
+    },
+    async (request) => wallet.sessions.signIn(request.body, siteOf(request)),
+  );
+
+  app.delete(
+    '/registry/wallet/session',
+    {
+      preParsing: sessionRequired,
+      schema: {
+        tags: ['wallet'],
+        summary: 'Sign out: end this session',
+        description: `The token stops working at once.${bearerNote}`,
+        ...sessionSecurity,
+        response: { 204: Type.Null({ description: 'The session has ended.' }), ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      requireSession(request);
+      await wallet.sessions.signOut(bearerToken(request) as string);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/registry/wallet/stamps',
+    {
+      preParsing: sessionRequired,
+      schema: {
+        tags: ['wallet'],
+        summary: 'The signed-in wallet\'s live stamps, newest first',
+        description: `Deleted and revoked stamps are not listed.${bearerNote}`,
+        ...sessionSecurity,
+        response: { 200: WalletStamps, ...errorResponses(401, 429) },
+      },
+    },
+    async (request) => {
+      const { address } = requireSession(request);
+      return { address, items: await wallet.stamps.list(address) };
+    },
+  );
+
+  app.post<{ Body: { credentials: unknown[] } }>(
+    '/registry/wallet/stamps',
+    {
+      preParsing: sessionRequired,
+      schema: {
+        tags: ['wallet'],
+        summary: 'Add stamps to the signed-in wallet',
+        description: `${writeNote} Good credentials are stored even when others are rejected. Re-adding a deleted stamp restores it.${bearerNote}`,
+        ...sessionSecurity,
+        body: AddBody,
+        response: { 200: WriteReport, ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { address } = requireSession(request);
+      return wallet.stamps.add(address, request.body.credentials, await ctx.issuers.current());
+    },
+  );
+
+  app.put<{ Body: { credentials: unknown[] } }>(
+    '/registry/wallet/stamps',
+    {
+      preParsing: sessionRequired,
+      schema: {
+        tags: ['wallet'],
+        summary: 'Replace all stamps of the signed-in wallet',
+        description:
+          `${writeNote} Afterwards the wallet's live stamps are exactly the accepted credentials of this request: every other ` +
+          'live stamp is soft-deleted (an empty list deletes every stamp). If any credential is rejected, nothing is deleted: the ' +
+          'accepted ones are stored as with POST and `deleted` is 0, so a mistaken request never empties the wallet. Deleted stamps ' +
+          `stop counting at the next scoring; their nullifiers stay held until they expire.${bearerNote}`,
+        ...sessionSecurity,
+        body: ReplaceBody,
+        response: { 200: WriteReport, ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { address } = requireSession(request);
+      return wallet.stamps.replace(address, request.body.credentials, await ctx.issuers.current(), 'all');
+    },
+  );
+
+  app.patch<{ Body: { credentials: unknown[] } }>(
+    '/registry/wallet/stamps',
+    {
+      preParsing: sessionRequired,
+      schema: {
+        tags: ['wallet'],
+        summary: 'Replace the signed-in wallet\'s stamps provider by provider',
+        description:
+          `${writeNote} For each provider with an accepted credential in this request, the wallet's other live stamps of that ` +
+          `provider are soft-deleted; stamps of other providers, and of providers whose credentials were all rejected, stay.${bearerNote}`,
+        ...sessionSecurity,
+        body: AddBody,
+        response: { 200: WriteReport, ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { address } = requireSession(request);
+      return wallet.stamps.replace(address, request.body.credentials, await ctx.issuers.current(), 'providers');
+    },
+  );
+
+  app.delete<{ Body: { providers: string[] } }>(
+    '/registry/wallet/stamps',
+    {
+      preParsing: sessionRequired,
+      schema: {
+        tags: ['wallet'],
+        summary: 'Delete the signed-in wallet\'s stamps of some providers',
+        description:
+          'Soft delete: the stamps stop counting at the next scoring, but their nullifiers stay held until they expire, ' +
+          `so deleting a stamp and presenting it from another address gains nothing. Re-adding a deleted stamp restores it.${bearerNote}`,
+        ...sessionSecurity,
+        body: ProvidersBody,
+        response: { 200: Deleted, ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { address } = requireSession(request);
+      return wallet.stamps.remove(address, request.body.providers);
+    },
+  );
+}
