@@ -21,6 +21,13 @@ export function weightEntry(value: string, previous: Record<string, string> = {}
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
+/** Collects repeated `--setting name=value` options (a scorer type's own settings) into an object. */
+export function settingEntry(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`"${value}" is not NAME=VALUE (for example platform_cap=10).`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
 export function addressArgument(value: string): string {
   if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not 0x followed by 40 hexadecimal digits.`);
   return value.toLowerCase();

@@ -19,10 +19,13 @@ export interface ScorersTable {
   id: Generated<number>;
   account_id: number;
   name: string;
-  type: 'weighted' | 'binary';
+  /** A name of src/scoring/scorers/registry.ts. */
+  type: string;
   threshold: string;
   /** JSON object provider → decimal string, overriding the catalogue's weights. */
   weights: string;
+  /** JSON object: the type's own settings. */
+  settings: string;
   requires_signature: number;
   created_at: number;
   updated_at: number;

@@ -1,7 +1,8 @@
+import { Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../../errors.js';
+import { isScorerType, type ScorerType, scorerTypeNames, scorerTypeOf } from '../scorers/registry.js';
 import type { AccountsRepository, ScorerRow } from './accounts.repository.js';
-
-export type ScorerType = 'weighted' | 'binary';
 
 export interface Scorer {
   id: number;
@@ -10,6 +11,8 @@ export interface Scorer {
   type: ScorerType;
   threshold: string;
   weights: Record<string, string>;
+  /** The type's own settings, as stored (its defaults fill what is absent when scoring). */
+  settings: Record<string, unknown>;
   requiresSignature: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -21,11 +24,14 @@ export interface Account {
   createdAt: Date;
 }
 
-export interface ScorerSettings {
+/** What creating or updating a scorer may set; absent fields keep their value (or default). */
+export interface ScorerChanges {
   name?: string;
   type?: string;
   threshold?: string;
   weights?: Record<string, string>;
+  /** The type's own settings; replaces the stored ones. */
+  settings?: Record<string, unknown>;
   requiresSignature?: boolean;
 }
 
@@ -36,9 +42,10 @@ export function toScorer(row: ScorerRow): Scorer {
     id: row.id,
     accountId: row.account_id,
     name: row.name,
-    type: row.type,
+    type: row.type as ScorerType,
     threshold: row.threshold,
     weights: JSON.parse(row.weights) as Record<string, string>,
+    settings: JSON.parse(row.settings) as Record<string, unknown>,
     requiresSignature: row.requires_signature === 1,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -54,10 +61,22 @@ function checkName(name: string, what: string): string {
 }
 
 function checkType(type: string): ScorerType {
-  if (type !== 'weighted' && type !== 'binary') {
-    throw new AppError('invalid_request', `Scorer type must be "weighted" or "binary", not "${type}".`);
+  if (!isScorerType(type)) {
+    const names = scorerTypeNames.map((name) => `"${name}"`).join(' or ');
+    throw new AppError('invalid_request', `Scorer type must be ${names}, not "${type}".`);
   }
   return type;
+}
+
+function checkSettings(type: ScorerType, settings: Record<string, unknown>): Record<string, unknown> {
+  const definition = scorerTypeOf(type);
+  // Absent settings take the type's defaults when scoring, so each one is optional here.
+  const problem = Value.Errors(Type.Partial(definition.settings), settings).First();
+  if (problem) {
+    const where = problem.path === '' ? 'settings' : `setting ${problem.path.slice(1)}`;
+    throw new AppError('invalid_request', `The ${type} scorer's ${where} is not valid: ${problem.message}.`);
+  }
+  return settings;
 }
 
 function checkThreshold(threshold: string): string {
@@ -127,15 +146,17 @@ export function accountService(
       return (await repo.countAccounts()) > 0;
     },
 
-    async createScorer(accountId: number, settings: ScorerSettings & { name: string }): Promise<Scorer> {
+    async createScorer(accountId: number, settings: ScorerChanges & { name: string }): Promise<Scorer> {
       if (!(await repo.findAccount(accountId))) throw new AppError('not_found', `There is no account ${accountId}.`);
       const now = clock();
+      const type = checkType(settings.type ?? 'weighted');
       const row = await repo.insertScorer({
         account_id: accountId,
         name: checkName(settings.name, 'scorer'),
-        type: checkType(settings.type ?? 'weighted'),
+        type,
         threshold: checkThreshold(settings.threshold ?? options.defaultThreshold ?? '20'),
         weights: JSON.stringify(checkWeights(settings.weights ?? {})),
+        settings: JSON.stringify(checkSettings(type, settings.settings ?? {})),
         requires_signature: settings.requiresSignature ? 1 : 0,
         created_at: now,
         updated_at: now,
@@ -143,10 +164,15 @@ export function accountService(
       return toScorer(row);
     },
 
-    async updateScorer(id: number, settings: ScorerSettings): Promise<Scorer> {
+    async updateScorer(id: number, settings: ScorerChanges): Promise<Scorer> {
       const changes: Parameters<AccountsRepository['updateScorer']>[1] = { updated_at: clock() };
       if (settings.name !== undefined) changes.name = checkName(settings.name, 'scorer');
       if (settings.type !== undefined) changes.type = checkType(settings.type);
+      if (settings.type !== undefined || settings.settings !== undefined) {
+        // A type's settings mean nothing to another type: changing the type without settings resets them.
+        const type = changes.type ?? (await findScorer(id))?.type ?? 'weighted';
+        changes.settings = JSON.stringify(checkSettings(type as ScorerType, settings.settings ?? {}));
+      }
       if (settings.threshold !== undefined) changes.threshold = checkThreshold(settings.threshold);
       if (settings.weights !== undefined) changes.weights = JSON.stringify(checkWeights(settings.weights));
       if (settings.requiresSignature !== undefined) changes.requires_signature = settings.requiresSignature ? 1 : 0;

@@ -39,8 +39,9 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
   );
   const result = computeScore({
     address,
-    scorer: { type: scorer.type, threshold: scorer.threshold, weights: scorer.weights },
+    scorer: { type: scorer.type, threshold: scorer.threshold, weights: scorer.weights, settings: scorer.settings },
     defaultWeights: deps.catalogue.defaultWeights,
+    platforms: new Map(stamps.map((s) => [s.provider, deps.catalogue.metadataFor(s.provider)?.platform.id ?? s.provider])),
     now: new Date(now),
     stamps,
     holds,

@@ -5,16 +5,21 @@
  * and stores the result and the claims.
  */
 import type Big from 'big.js';
-import { formatDecimal, formatScore, parseDecimal, sumDecimals } from './decimal.js';
+import { formatDecimal, formatScore, sumDecimals } from './decimal.js';
+import { isScorerType, type ScorerType, scorerTypeOf } from './registry.js';
+import { parseSetting, ScoringInputError, type ThresholdScoreCheck } from './scorer-type.js';
 
-export type ScorerType = 'weighted' | 'binary';
+export type { ScorerType } from './registry.js';
+export { ScoringInputError, type ThresholdScoreCheck } from './scorer-type.js';
 
 export interface ScorerSettings {
   type: ScorerType;
-  /** Decimal text; only binary scorers use it. */
+  /** Decimal text; only threshold-type scorers use it. */
   threshold: string;
   /** Provider id → decimal text, overriding the catalogue's default weight. */
   weights: Readonly<Record<string, string>>;
+  /** The type's own settings (see its definition in the scorers module); its defaults fill what is absent. */
+  settings?: Readonly<Record<string, unknown>>;
 }
 
 /** A stored stamp of the scored address, after credential verification. */
@@ -45,19 +50,12 @@ export interface ScoringInput {
   scorer: ScorerSettings;
   /** Provider id → decimal text: the catalogue's default weights. */
   defaultWeights: ReadonlyMap<string, string>;
+  /** Provider id → catalogue platform id; a provider not in it is its own platform. */
+  platforms?: ReadonlyMap<string, string>;
   now: Date;
   stamps: readonly CandidateStamp[];
   /** The scorer's holds on the nullifiers of `stamps` (others may be absent). */
   holds: ReadonlyMap<string, NullifierHold>;
-}
-
-export interface ThresholdScoreCheck {
-  type: 'ThresholdScoreCheck';
-  success: boolean;
-  /** Five fraction digits. */
-  rawScore: string;
-  /** Five fraction digits. */
-  threshold: string;
 }
 
 export interface CountedStamp {
@@ -92,7 +90,7 @@ export interface NullifierClaim {
 }
 
 export interface ScoreComputation {
-  /** Exact sum of the counted weights, plain decimal text. */
+  /** Exact sum of the counted weights (before any type's adjustment), plain decimal text. */
   rawScore: string;
   /** The score record's `score`: five fraction digits. */
   score: string;
@@ -110,24 +108,13 @@ export interface ScoreComputation {
   claims: NullifierClaim[];
 }
 
-/** The scorer's settings cannot be used (a malformed weight or threshold). */
-export class ScoringInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ScoringInputError';
-  }
-}
-
-const BINARY_PASS = '1.00000';
-const BINARY_FAIL = '0.00000';
-
 export function computeScore(input: ScoringInput): ScoreComputation {
   const { scorer, now } = input;
-  if (scorer.type !== 'binary' && scorer.type !== 'weighted') {
+  if (typeof scorer.type !== 'string' || !isScorerType(scorer.type)) {
     throw new ScoringInputError(`unknown scorer type ${JSON.stringify(scorer.type)}`);
   }
+  const scorerType = scorerTypeOf(scorer.type);
   const weightOverrides = parseWeightOverrides(scorer.weights);
-  const threshold = scorer.type === 'binary' ? parseSetting(scorer.threshold, 'scorer threshold') : null;
   const address = input.address.toLowerCase();
   const nowMs = now.getTime();
   const isLive = (expiresAt: Date): boolean => expiresAt.getTime() > nowMs;
@@ -192,25 +179,33 @@ export function computeScore(input: ScoringInput): ScoreComputation {
   }
 
   const raw = sumDecimals(weights);
+  const settings = { ...scorerType.defaults, ...(scorer.settings ?? {}), threshold: scorer.threshold };
+  const typed = scorerType.score(
+    counted.map((stamp, index) => ({
+      provider: stamp.provider,
+      platform: input.platforms?.get(stamp.provider) ?? stamp.provider,
+      weight: weights[index] as Big,
+    })),
+    settings,
+  );
+  for (const [index, stamp] of counted.entries()) stamp.weight = formatDecimal(typed.applied[index] as Big);
   const claims = claimsFor(countedStamps, input.holds, address, isLive);
   // fromEntries defines own properties, so even a provider called "__proto__" is an ordinary key.
-  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatScore(weights[index] as Big)]));
+  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatScore(typed.applied[index] as Big)]));
   const expirationDate = countedStamps.reduce<Date | null>(
     (earliest, stamp) => (earliest === null || stamp.expirationDate.getTime() < earliest.getTime() ? stamp.expirationDate : earliest),
     null,
   );
-  const result = { rawScore: formatDecimal(raw), counted, stampScores, expirationDate, deduplicated, ignored, claims };
-
-  if (threshold === null) {
-    return { ...result, score: formatScore(raw), evidence: null };
-  }
-  // The check uses the exact sum; the five-digit evidence is only its display,
-  // so a raw 19.999996 fails a threshold of 20 although both read "20.00000".
-  const success = raw.gte(threshold);
   return {
-    ...result,
-    score: success ? BINARY_PASS : BINARY_FAIL,
-    evidence: { type: 'ThresholdScoreCheck', success, rawScore: formatScore(raw), threshold: formatScore(threshold) },
+    rawScore: formatDecimal(raw),
+    score: formatScore(typed.score),
+    evidence: typed.evidence,
+    counted,
+    stampScores,
+    expirationDate,
+    deduplicated,
+    ignored,
+    claims,
   };
 }
 
@@ -227,15 +222,6 @@ function parseWeightOverrides(weights: Readonly<Record<string, string>>): Map<st
 function defaultWeight(provider: string, defaultWeights: ReadonlyMap<string, string>): Big {
   const text = defaultWeights.get(provider);
   return parseSetting(text ?? '0', `default weight of provider ${JSON.stringify(provider)}`);
-}
-
-function parseSetting(text: unknown, what: string): Big {
-  if (typeof text !== 'string') throw new ScoringInputError(`${what}: expected decimal text, got ${typeof text}`);
-  try {
-    return parseDecimal(text);
-  } catch (error) {
-    throw new ScoringInputError(`${what}: ${(error as Error).message}`);
-  }
 }
 
 function firstHeldByAnother(
