@@ -3,12 +3,14 @@
  * its definition and one line here.
  */
 import { binary } from './binary.js';
+import { capped } from './capped.js';
 import type { ScorerTypeDefinition } from './scorer-type.js';
 import { weighted } from './weighted.js';
 
 export const scorerTypes = {
   weighted,
   binary,
+  capped,
 } as const satisfies Record<string, ScorerTypeDefinition<any>>;
 
 export type ScorerType = keyof typeof scorerTypes;
