@@ -128,7 +128,8 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
       return { outcome: 'refused', durationMs: elapsed(), error: `target refused: ${refusal.reason}`, refusal };
     }
 
-    const body = JSON.stringify(input.payload);
+    const body: string | undefined = JSON.stringify(input.payload);
+    if (body === undefined) throw new TypeError('webhook payload is not JSON-serializable');
     const headers = signWebhook({
       secret: input.secret,
       id: String(input.eventId),
@@ -161,7 +162,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
             },
             resolve,
           );
-          req.once('error', reject);
+          req.on('error', reject);
           req.end(body);
         }),
         deadline,

@@ -1,4 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -144,6 +150,11 @@ describe('deliverWebhook to a real receiver on loopback', () => {
     expect(result.durationMs).toBeLessThan(5_000);
   });
 
+  it('throws for a payload JSON cannot represent, sending nothing (a caller bug, not a receiver failure)', async () => {
+    await expect(attempt({ payload: undefined })).rejects.toThrow(TypeError);
+    expect(received).toEqual([]);
+  });
+
   it('reports a closed port as a connection failure', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -170,6 +181,52 @@ describe('deliverWebhook to a real receiver on loopback', () => {
     expect(result).toMatchObject({ outcome: 'delivered', status: 200 });
     expect(asked).toEqual(['rebind.test']);
     expect(received[0]?.headers.host).toBe(`rebind.test:${port}`);
+  });
+});
+
+describe('deliverWebhook over https', () => {
+  it('verifies the certificate against the URL host name while connecting to the pinned address', async () => {
+    // A self-signed certificate for hooks.test: the attempt must fail on it (nothing reaches the handler), and the
+    // TLS server must have been asked for hooks.test (SNI), not for the IP the connection went to.
+    const dir = mkdtempSync(join(tmpdir(), 'stampgate-webhook-tls-'));
+    try {
+      execFileSync('openssl', [
+        'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=hooks.test',
+        '-addext', 'subjectAltName=DNS:hooks.test', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+      ], { stdio: 'ignore' });
+      const context = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+      const serverNames: string[] = [];
+      let handled = 0;
+      const tlsServer = createHttpsServer(
+        {
+          ...context,
+          SNICallback: (name, done) => {
+            serverNames.push(name);
+            done(null, createSecureContext(context));
+          },
+        },
+        (_req, res) => {
+          handled += 1;
+          res.writeHead(200).end();
+        },
+      );
+      await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+      const port = (tlsServer.address() as AddressInfo).port;
+      try {
+        const result = await attempt({
+          url: `https://hooks.test:${port}/ok`,
+          resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+        });
+        expect(result).toMatchObject({ outcome: 'failed', error: 'TLS error (DEPTH_ZERO_SELF_SIGNED_CERT)' });
+        expect(serverNames).toEqual(['hooks.test']);
+        expect(handled).toBe(0);
+      } finally {
+        tlsServer.closeAllConnections();
+        await new Promise((resolve) => tlsServer.close(resolve));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
