@@ -4,13 +4,15 @@
  *
  * Rules:
  * - the URL is parsed by the WHATWG URL parser, so every spelling of an IP literal (`0x7f000001`, `2130706433`,
- *   `0177.0.0.1`, `127.1`, `[::ffff:127.0.0.1]`) is normalized before it is judged;
+ *   `0177.0.0.1`, `127.1`, `127.0.0.1.`, percent-encoded or full-width digits, `[::ffff:127.0.0.1]`) is normalized
+ *   before it is judged;
  * - `http:` or `https:` only, `https:` alone when `production` is true; no user name or password; at most
  *   `maxUrlLength` characters (default 2048);
  * - every address the host resolves to (all of them, A and AAAA) must be public unless `allowPrivateTargets` is true:
  *   loopback, RFC 1918 and unique-local (fc00::/7), link-local (169.254/16 with the cloud metadata address,
  *   fe80::/10), unspecified, multicast, CGNAT (100.64/10), broadcast, reserved, documentation and benchmark ranges
- *   are refused, also when wrapped in IPv6 (IPv4-mapped, IPv4-compatible, NAT64 64:ff9b::/96, 6to4 2002::/16).
+ *   are refused, also when wrapped in IPv6 (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64 64:ff9b::/96,
+ *   6to4 2002::/16).
  *
  * A check that passes returns the addresses it validated. The connection must go to one of them and nowhere else:
  * `pinnedLookup` gives an http(s) `lookup` function that only yields those addresses, so a second DNS answer (DNS
@@ -146,6 +148,7 @@ export function classifyAddress(address: string): AddressKind | null {
   const v4 =
     embedded([...Array(10).fill(0), 0xff, 0xff], 96, 12) ?? // IPv4-mapped ::ffff:a.b.c.d
     embedded([], 96, 12) ?? // IPv4-compatible ::a.b.c.d (deprecated)
+    embedded([...Array(8).fill(0), 0xff, 0xff, 0, 0], 96, 12) ?? // IPv4-translated ::ffff:0:a.b.c.d (SIIT)
     embedded([0x00, 0x64, 0xff, 0x9b, ...Array(8).fill(0)], 96, 12) ?? // NAT64 64:ff9b::/96
     embedded([0x20, 0x02], 16, 2); // 6to4 2002:aabb:ccdd::
   return v4 ? classifyIPv4(v4) : null;
