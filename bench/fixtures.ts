@@ -90,3 +90,17 @@ export async function createPostgresDatabase(serverUrl: string): Promise<{ url: 
   };
 }
 
+
+/** Settings the benchmark fixes for the Stampgate server; every other one comes from the environment. */
+export function serverEnv(dataDir: string, databaseUrl: string): Record<string, string> {
+  return {
+    STAMPGATE_ENV: 'development',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    // Far above what a run can spend, so the rate limit is exercised but never refuses.
+    RATE_LIMIT_TIER4: '100000000',
+    HOST: '127.0.0.1',
+    PORT: '0',
+  };
+}

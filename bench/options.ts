@@ -39,9 +39,18 @@ export const usageText = `usage: npm run bench -- [options]
   --seconds N        measured seconds per case (BENCH_SECONDS, 10)
   --help             this text
 
-Environment: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_ADDRESSES,
-BENCH_POSTGRES_URL, BENCH_DATABASES, BENCH_CASES, BENCH_BOUNTIES, BENCH_SERVER, BENCH_PROFILE
-(see bench/run.ts). Any other Stampgate setting is passed through to the server.`;
+Environment (all optional; an option wins over its variable):
+  BENCH_SECONDS          measured seconds per case (10)
+  BENCH_WARMUP_SECONDS   discarded warm-up seconds before each case (2)
+  BENCH_CONNECTIONS      concurrent connections (10)
+  BENCH_ADDRESSES        size of the address pool, each with 20 stamps (200)
+  BENCH_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/postgres)
+  BENCH_DATABASES        comma list of sqlite,postgres (both)
+  BENCH_CASES            comma list of cases (all)
+  BENCH_BOUNTIES         bounties seeded for the bounties cases (10000)
+  BENCH_SERVER           child (default: the server in its own process) or inprocess (no CPU figures)
+  BENCH_PROFILE          1 = --profile (BENCH_CPU_PROF=1, its former name, too)
+Any other Stampgate setting (SUBMIT_WAIT_MS, …) is passed through to the server.`;
 
 export class UsageError extends Error {}
 

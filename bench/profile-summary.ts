@@ -174,6 +174,23 @@ export function rankingLines(summary: ProfileSummary, rows: [string, number][], 
   return rows.slice(0, top).map(([key, us]) => `${(us / 1000).toFixed(0).padStart(8)} ms ${((us / summary.busyUs) * 100).toFixed(1).padStart(5)}%  ${key}`);
 }
 
+/** What `npm run bench -- --profile` prints: the profiled case's hottest code over its measured seconds. */
+export function benchProfileText(dir: string, window: string, top: number): string {
+  try {
+    const summary = summariseProfile(dir, { window });
+    return [
+      `CPU profile, ${summaryHeader(summary)}`,
+      'Self time by module',
+      ...rankingLines(summary, summary.selfByModule, 8),
+      `Top ${top} functions by self time`,
+      ...rankingLines(summary, summary.selfByFunction, top),
+      `(more: npx tsx bench/profile-summary.ts ${dir} ${window} --top 50 [--focus text])`,
+    ].join('\n');
+  } catch (error) {
+    return `CPU profile in ${dir} could not be summarised: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
 function main(args: string[]): void {
   let top = 25;
   let focus: string | null = null;

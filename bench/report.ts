@@ -131,3 +131,19 @@ export function resultsTable(records: CaseRecord[]): string {
     '(server = the server child; loadgen = autocannon in this process; others = every other process, PostgreSQL backends included).',
   ].join('\n');
 }
+
+/** What counts as broken (exit 1): a case without successes, errors, non-2xx, wrong bodies, worker failures. */
+export function brokenCases(records: CaseRecord[]): string[] {
+  const problems: string[] = [];
+  for (const r of records) {
+    const label = `${r.title} on ${r.database}`;
+    if (r.result.requests === 0 || (r.result.statusCodes['200'] ?? 0) === 0) problems.push(`${label}: no successful response`);
+    if (r.result.errors > 0) problems.push(`${label}: ${r.result.errors} connection errors (${r.result.timeouts} timeouts)`);
+    if (r.result.non2xx > 0) problems.push(`${label}: ${r.result.non2xx} non-2xx responses ${JSON.stringify(r.result.statusCodes)}`);
+    // A submission may answer PROCESSING on a slow machine; a read or a list must always be right.
+    const badBodies = Object.values(r.result.bodyProblems).reduce((n, c) => n + c, 0);
+    if (r.case !== 'submit' && badBodies > 0) problems.push(`${label}: ${badBodies} wrong bodies ${JSON.stringify(r.result.bodyProblems)}`);
+    if (r.after && r.after.workerFailures > 0) problems.push(`${label}: scoring worker failed ${r.after.workerFailures} times, first: ${r.after.firstWorkerFailure}`);
+  }
+  return problems;
+}

@@ -12,22 +12,9 @@
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
  *
- * Options (`npm run bench -- --help`): --case NAME (one case; the ceiling is always measured
- * too), --database NAME, --profile (the chosen case's server child under --cpu-prof, then its
- * top self-time functions over the measured seconds), --top N, --seconds N.
- *
- * Environment (all optional)
- *   BENCH_SECONDS          measured seconds per case (10)
- *   BENCH_WARMUP_SECONDS   discarded warm-up seconds before each case (2)
- *   BENCH_CONNECTIONS      concurrent connections (10)
- *   BENCH_ADDRESSES        size of the address pool, each with 20 stamps (200)
- *   BENCH_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/postgres)
- *   BENCH_DATABASES        comma list of sqlite,postgres (both); --database wins
- *   BENCH_CASES            comma list of ceiling,score,submit,bounties,bounties-uncached (all); --case wins
- *   BENCH_BOUNTIES         bounties seeded for the bounties case (10000)
- *   BENCH_SERVER           child (default: server in its own process) or inprocess (no CPU figures)
- *   BENCH_PROFILE          1 = --profile (BENCH_CPU_PROF=1 too, its former name)
- * Any other Stampgate setting (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
+ * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
+ * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
+ * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
  *
  * Every case reports the server child's CPU per request, the ratio of its req/s to the ceiling's
  * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
@@ -43,14 +30,14 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeSettings } from '../src/config.js';
-import { choosePoolProviders, createPostgresDatabase, STAMPS_PER_ADDRESS, writeCredentials } from './fixtures.js';
+import { choosePoolProviders, createPostgresDatabase, serverEnv, STAMPS_PER_ADDRESS, writeCredentials } from './fixtures.js';
 import { launchChild, profiles } from './launch.js';
 import { type LoadCase, runLoad } from './load.js';
 import { type MachineUsage, machineMeter } from './machine.js';
 import { type BenchSettings, type CaseName, parseSettings, UsageError, usageText } from './options.js';
-import { rankingLines, summariseProfile, summaryHeader } from './profile-summary.js';
+import { benchProfileText } from './profile-summary.js';
 import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
-import { type CaseRecord, derive, resultsTable, titles } from './report.js';
+import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
 
@@ -86,20 +73,6 @@ async function launch(spec: TargetSpec, label: string, profileWindow: string | n
   if (settings.server === 'child') return launchChild(spec, label, profileWindow);
   const { startTarget } = await import('./target.js');
   return startTarget(spec);
-}
-
-/** Settings the benchmark fixes for the Stampgate server; every other one comes from the environment. */
-function serverEnv(dataDir: string, databaseUrl: string): Record<string, string> {
-  return {
-    STAMPGATE_ENV: 'development',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: databaseUrl,
-    // Far above what a run can spend, so the rate limit is exercised but never refuses.
-    RATE_LIMIT_TIER4: '100000000',
-    HOST: '127.0.0.1',
-    PORT: '0',
-  };
 }
 
 // ---------------------------------------------------------------------------
@@ -253,23 +226,6 @@ function loadText(): string {
   return loadavg().map((n) => n.toFixed(2)).join(' ');
 }
 
-/** The profiled case's hottest functions over its measured seconds (from the profile written when its server stopped). */
-function printProfiles(): void {
-  for (const { dir, window } of profiles) {
-    try {
-      const summary = summariseProfile(dir, { window });
-      console.log(`\nCPU profile, ${summaryHeader(summary)}`);
-      console.log('Self time by module');
-      for (const line of rankingLines(summary, summary.selfByModule, 8)) console.log(line);
-      console.log(`Top ${settings.profileTop} functions by self time`);
-      for (const line of rankingLines(summary, summary.selfByFunction, settings.profileTop)) console.log(line);
-      console.log(`(more: npx tsx bench/profile-summary.ts ${dir} ${window} --top 50 [--focus text])`);
-    } catch (error) {
-      console.log(`\nCPU profile in ${dir} could not be summarised: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-}
-
 async function main(): Promise<number> {
   const startedAt = new Date();
   const problems: string[] = [];
@@ -374,19 +330,9 @@ async function main(): Promise<number> {
   if (ceiling) console.log(`Targets of issue 17, against the ceiling of this run: ${Math.round(ceiling.result.rps)} req/s, p50 ${ceiling.result.latencyMs.p50.toFixed(2)} ms`);
   for (const line of verdictLines(targetResults)) console.log(line);
   console.log(`(load average at the end: ${loadText()}; ratios from a busy machine are low and noisy, CPU per request much less so)`);
-  printProfiles();
+  for (const { dir, window } of profiles) console.log(`\n${benchProfileText(dir, window, settings.profileTop)}`);
 
-  // What counts as broken (exit 1): a failed run, a case without successes, errors, non-2xx, worker failures.
-  for (const r of records) {
-    const label = `${r.title} on ${r.database}`;
-    if (r.result.requests === 0 || (r.result.statusCodes['200'] ?? 0) === 0) problems.push(`${label}: no successful response`);
-    if (r.result.errors > 0) problems.push(`${label}: ${r.result.errors} connection errors (${r.result.timeouts} timeouts)`);
-    if (r.result.non2xx > 0) problems.push(`${label}: ${r.result.non2xx} non-2xx responses ${JSON.stringify(r.result.statusCodes)}`);
-    // A submission may answer PROCESSING on a slow machine; a read or a list must always be right.
-    const badBodies = Object.values(r.result.bodyProblems).reduce((n, c) => n + c, 0);
-    if (r.case !== 'submit' && badBodies > 0) problems.push(`${label}: ${badBodies} wrong bodies ${JSON.stringify(r.result.bodyProblems)}`);
-    if (r.after && r.after.workerFailures > 0) problems.push(`${label}: scoring worker failed ${r.after.workerFailures} times, first: ${r.after.firstWorkerFailure}`);
-  }
+  problems.push(...brokenCases(records));
 
   // Results file
   let commit: string | null = null;
