@@ -330,7 +330,7 @@ async function main(): Promise<number> {
   if (ceiling) console.log(`Targets of issue 17, against the ceiling of this run: ${Math.round(ceiling.result.rps)} req/s, p50 ${ceiling.result.latencyMs.p50.toFixed(2)} ms`);
   for (const line of verdictLines(targetResults)) console.log(line);
   console.log(`(load average at the end: ${loadText()}.) On a busy machine req/s and the ratios move by tens of per cent between runs;`);
-  console.log('the server CPU per request moves by a few per cent between runs with similar "others", but grows with them (cache and');
+  console.log('the server CPU per request moves by under 10 % between runs with similar "others", but grows with them (cache and');
   console.log('scheduler contention): to tell a regression from noise, compare the CPU per request of runs with similar "others".');
   for (const { dir, window } of profiles) console.log(`\n${benchProfileText(dir, window, settings.profileTop)}`);
 
