@@ -22,6 +22,10 @@ export interface Config {
   trustedIssuers: string[];
   stampCatalogueFile: string | null;
   credentialCacheSize: number;
+  maxStampsPerRequest: number;
+  credentialMaxDepth: number;
+  credentialMaxStringLength: number;
+  walletBodyLimitBytes: number;
   submitWaitMs: number;
   scoringConcurrency: number;
   scoringLeaseMs: number;
@@ -224,6 +228,34 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'How many credential verification results are kept in memory (by credential digest)',
     defaultText: '50000',
     parse: integer('CREDENTIAL_CACHE_SIZE', 0, 10_000_000, 50_000),
+  },
+  maxStampsPerRequest: {
+    key: 'maxStampsPerRequest',
+    name: 'MAX_STAMPS_PER_REQUEST',
+    description: 'Most credentials in one wallet stamp write, and in one `stampgate stamps import` file; more gets 400',
+    defaultText: '100',
+    parse: integer('MAX_STAMPS_PER_REQUEST', 1, 10_000, 100),
+  },
+  credentialMaxDepth: {
+    key: 'credentialMaxDepth',
+    name: 'CREDENTIAL_MAX_DEPTH',
+    description: 'Deepest nesting of objects and arrays in a credential (a real stamp has 6 levels); deeper is refused before any hashing',
+    defaultText: '8',
+    parse: integer('CREDENTIAL_MAX_DEPTH', 6, 64, 8),
+  },
+  credentialMaxStringLength: {
+    key: 'credentialMaxStringLength',
+    name: 'CREDENTIAL_MAX_STRING_LENGTH',
+    description: 'Longest string or property name in a credential, in characters (a real stamp\'s longest is its 132-character signature); longer is refused before any hashing',
+    defaultText: '1024',
+    parse: integer('CREDENTIAL_MAX_STRING_LENGTH', 256, 1_048_576, 1024),
+  },
+  walletBodyLimitBytes: {
+    key: 'walletBodyLimitBytes',
+    name: 'WALLET_BODY_LIMIT_BYTES',
+    description: 'Largest request body of the wallet routes (`/registry/wallet/*`), at most BODY_LIMIT_BYTES; larger bodies get 413',
+    defaultText: '524288',
+    parse: integer('WALLET_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024, 512 * 1024),
   },
   submitWaitMs: {
     key: 'submitWaitMs',
