@@ -36,6 +36,7 @@ export interface Config {
   publicDataApiEnabled: boolean;
   corsOrigins: string[];
   walletSessionTtlSeconds: number;
+  siweAllowedChainIds: number[];
   governanceToken: string;
   stakingRpcUrl: string | null;
   stakingContractAddress: string | null;
@@ -327,6 +328,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     defaultText: '900',
     parse: integer('WALLET_SESSION_TTL_SECONDS', 60, 86_400, 900),
   },
+  siweAllowedChainIds: {
+    key: 'siweAllowedChainIds',
+    name: 'SIWE_ALLOWED_CHAIN_IDS',
+    description: 'Comma-separated EIP-155 Chain IDs a wallet sign-in message may name; the first is the one offered by `GET /registry/wallet/siwe-nonce`',
+    defaultText: '1',
+    parse: chainIdList,
+  },
   governanceToken: {
     key: 'governanceToken',
     name: 'GOVERNANCE_TOKEN',
@@ -543,6 +551,16 @@ function originList(raw: string | undefined): string[] {
     }
   }
   return origins.map((o) => o.replace(/\/$/, ''));
+}
+
+function chainIdList(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [1];
+  const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  const bad = items.filter((item) => !/^[1-9]\d{0,14}$/.test(item));
+  if (items.length === 0 || bad.length > 0) {
+    throw new BadValue(`SIWE_ALLOWED_CHAIN_IDS=${JSON.stringify(raw)} must be a comma-separated list of positive integers`);
+  }
+  return [...new Set(items.map(Number))];
 }
 
 function issuerList(raw: string | undefined): string[] {

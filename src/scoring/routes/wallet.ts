@@ -32,8 +32,8 @@ const SiweNonce = Type.Object(
   {
     nonce: Type.String({ description: 'Random, single-use value for the message\'s Nonce line.' }),
     domain: Type.String({ description: 'What the message\'s domain must be: this service\'s host (and port).' }),
-    uri: Type.String({ description: 'A URI for the message; any URI on this service\'s origin is accepted.' }),
-    chainId: Type.Integer({ description: 'Suggested Chain ID; any EIP-155 chain id is accepted.' }),
+    uri: Type.String({ description: 'A URI for the message; any URI that starts with this service\'s origin, as written here, is accepted (no user information).' }),
+    chainId: Type.Integer({ description: 'Chain ID for the message: the first of SIWE_ALLOWED_CHAIN_IDS (others of that list are accepted too).' }),
     statement: Type.String({ description: 'Suggested statement (optional in the message, not checked).' }),
     expiresAt: Timestamp('When the nonce stops being usable; a good Expiration Time for the message.'),
   },
@@ -217,9 +217,10 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
         tags: ['wallet'],
         summary: 'Sign in with Ethereum: a signed EIP-4361 message for a session token',
         description:
-          'The message\'s domain must be this service\'s host and its URI on this service\'s origin; it needs an unused nonce from ' +
+          'The message\'s domain must be this service\'s host exactly as GET /registry/wallet/siwe-nonce gives it (byte for byte), and its URI ' +
+          'must start with this service\'s origin (no user information); it needs an unused nonce from ' +
           'GET /registry/wallet/siwe-nonce, an Issued At not in the future and an Expiration Time not past (Not Before is respected; ' +
-          '5 minutes of clock skew are allowed on Issued At and Not Before); any Chain ID. The signature must recover to the ' +
+          '5 minutes of clock skew are allowed on Issued At and Not Before; dates must be real calendar dates); a Chain ID of SIWE_ALLOWED_CHAIN_IDS. The signature must recover to the ' +
           'message\'s address (externally owned accounts). Refusals: `invalid_siwe_message`, `invalid_nonce`, `invalid_signature`; ' +
           'a refused sign-in consumes nothing. The token is shown once and lasts WALLET_SESSION_TTL_SECONDS.',
         security: open,
