@@ -6,6 +6,7 @@ import { walletSessions } from './0006-wallet-sessions.js';
 import { staking } from './0007-staking.js';
 import { publicData } from './0008-public-data.js';
 import { shippedEmpty } from './placeholders.js';
+import { security } from './0011-security.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -18,5 +19,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0006-wallet-sessions': walletSessions(dialect),
     '0007-staking': staking(dialect),
     '0008-public-data': publicData(dialect),
+    '0011-security': security(dialect),
   };
 }
