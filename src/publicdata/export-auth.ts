@@ -110,7 +110,7 @@ export function exportAuthService(credentials: ExportCredentialsRepository, cloc
       return { _key: pair.api_key, _secret: secret };
     },
 
-    /** Deletes a profile's credentials (a lost secret); the next session call issues new ones. */
+    /** Deletes a profile's credentials (a lost secret); the next login creates new ones. */
     async resetCredentials(handle: string): Promise<{ handle: string; deleted: boolean }> {
       const profile = await credentials.profileByHandleKey(handleKey(handle));
       if (!profile) throw new AppError('not_found', `There is no profile with the handle ${handle}.`);
