@@ -977,7 +977,7 @@ describe.each(databaseKinds)('abuse of every documented operation on %s', (kind)
       await run.exercise(op, { method: 'GET', url: url('grant3.json', key, secret) }, { refuse: true, status: [403], code: ['not_team_member'] });
       // A session for a handle without a profile, and a team member on someone else's grant.
       const notMember: Expectation = { refuse: true, status: [403], code: ['not_team_member'] };
-      const stranger = run.sessionCookie({ handle: 'nobody-here', expiresAt: Date.now() + day });
+      const stranger = run.sessionCookie({ handle: 'nobody-here', profileId: null, expiresAt: Date.now() + day });
       await run.exercise(op, { method: 'GET', url: '/grants/v1/api/export_addresses/grant1.json', headers: { cookie: stranger } }, notMember);
       await run.exercise(op, { method: 'GET', url: '/grants/v1/api/export_addresses/grant3.json', headers: { cookie: run.grantsCookie } }, notMember);
     }, 120_000);

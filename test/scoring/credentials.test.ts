@@ -13,9 +13,6 @@ import {
   type ProofResult,
   type VerifiedCredential,
 } from '../../src/scoring/credentials.js';
-import { issueCredential } from '../../src/scoring/dev-issuer.js';
-import { STAMP_EIP712_TYPES } from '../../src/scoring/stamp-schema.js';
-import { hostileCredentialOfSize } from '../helpers/hostile-credentials.js';
 
 type Json = Record<string, any>;
 
@@ -210,10 +207,6 @@ describe('malformed input', () => {
       /not the stamp schema/,
     ],
     ['an extra struct type', withChange((c) => (c.proof.eip712Domain.types.Extra = [{ name: 'a', type: 'string' }])), /not the stamp schema/],
-    ['an extra member property', withChange((c) => (c.proof.eip712Domain.types.Proof[0].note = 'x')), /not the stamp schema/],
-    ['a missing struct type', withChange((c) => delete c.proof.eip712Domain.types.NullifiersContext), /not the stamp schema/],
-    ['nesting over the limit', withChange((c) => (c.credentialSubject.provider = [[[[[[['Google']]]]]]])), /nested deeper than 8 levels/],
-    ['a string over the limit', withChange((c) => (c.credentialSubject.nullifiers = ['n'.repeat(1025)])), /string longer than 1024/],
     ['issuer not did:ethr', withChange((c) => (c.issuer = 'did:web:example.org')), /did:ethr/],
     ['issuer with a network', withChange((c) => (c.issuer = `did:ethr:mainnet:${c.issuer.slice(9)}`)), /did:ethr/],
     ['subject on another chain', withChange((c) => (c.credentialSubject.id = `did:pkh:eip155:10:${SUBJECT}`)), /subject id/],
@@ -402,47 +395,5 @@ describe('didkit as the independent implementation', () => {
     const issued = JSON.parse(await didkit.issueCredential(JSON.stringify(unsigned), JSON.stringify(options), jwk)) as Json;
     expect(issued.proof.eip712Domain).toBeUndefined();
     expect(reasonOf(verifyCredentialProof(issued))).toBe('proof does not carry EIP-712 types, primary type and domain');
-  });
-});
-
-describe('the accepted EIP-712 schema', () => {
-  it('is exactly what the reference issuer and the development issuer put in a stamp', () => {
-    for (const credential of referenceCredentials()) {
-      expect(credential.proof.eip712Domain).toEqual({ domain: { name: 'VerifiableCredential' }, primaryType: 'Document', types: STAMP_EIP712_TYPES });
-    }
-    const issued = issueCredential({ privateKey: otherKey, address: SUBJECT, provider: 'Google', expiresAt: new Date(Date.now() + 86_400_000) });
-    expect(issued.proof.eip712Domain.types).toEqual(STAMP_EIP712_TYPES);
-    expect(JSON.stringify(issued.proof.eip712Domain)).toBe(JSON.stringify(reference().proof.eip712Domain));
-    expect(verifyCredentialProof(issued).ok).toBe(true);
-  });
-
-  it('a development-issuer credential verifies with didkit too', async () => {
-    const issued = issueCredential({ privateKey: otherKey, address: SUBJECT, provider: 'Github', expiresAt: new Date(Date.now() + 86_400_000) });
-    expect(JSON.parse(await didkit.verifyCredential(JSON.stringify(issued), '{}')).errors).toEqual([]);
-  });
-
-  it('a hostile schema is refused before any hashing, in far less time than hashing it takes', () => {
-    const base = issueCredential({ privateKey: otherKey, address: SUBJECT, provider: 'Google', expiresAt: new Date(Date.now() + 86_400_000) });
-    const hostile = hostileCredentialOfSize(base as unknown as Json, 66_000);
-    const started = performance.now();
-    for (let i = 0; i < 100; i++) {
-      expect(reasonOf(verifyCredentialProof(hostile))).toBe('the EIP-712 types in the proof are not the stamp schema');
-      expect(reasonOf(new CredentialVerifier({ cacheSize: 0 }).verifyProof(hostile))).toBe('the EIP-712 types in the proof are not the stamp schema');
-    }
-    // 200 refusals; hashing one such credential took about 300 ms before the schema check.
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
-
-  it('limits are applied by the verifier as configured', () => {
-    const credential = reference();
-    expect(new CredentialVerifier({ limits: { maxDepth: 5, maxStringLength: 1024 } }).verifyProof(credential)).toEqual({
-      ok: false,
-      reason: 'nested deeper than 5 levels',
-    });
-    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 131 } }).verifyProof(credential)).toEqual({
-      ok: false,
-      reason: 'has a string longer than 131 characters',
-    });
-    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 132 } }).verifyProof(credential).ok).toBe(true);
   });
 });

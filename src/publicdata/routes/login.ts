@@ -31,7 +31,12 @@ const RotatedCredentials = Type.Object(
  */
 function requireSameOrigin(ctx: AppContext, request: FastifyRequest): void {
   const origin = request.headers.origin;
-  const expected = new URL(baseUrlOf(ctx, request)).origin;
+  let expected: string;
+  try {
+    expected = new URL(baseUrlOf(ctx, request)).origin;
+  } catch {
+    throw new AppError('invalid_request', 'The request\'s Host header does not name a valid host.');
+  }
   if (origin !== expected) {
     throw new AppError('permission_denied', `This form must be sent from ${expected} (the request's Origin header is ${origin === undefined ? 'missing' : 'another site'}).`);
   }
