@@ -63,7 +63,11 @@ export async function createAppContext(config: Config, database: Database, optio
     notifyChange: () => bus.publish('issuers', ''),
   });
   const stampsRepo = stampsRepository(database.db);
-  const credentialLimits = { maxDepth: config.credentialMaxDepth, maxStringLength: config.credentialMaxStringLength };
+  const credentialLimits = {
+    maxDepth: config.credentialMaxDepth,
+    maxStringLength: config.credentialMaxStringLength,
+    maxValues: config.credentialMaxValues,
+  };
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
   const jobs = scoringJobsRepository(database);
   const worker = new ScoringWorker(

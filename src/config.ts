@@ -25,6 +25,7 @@ export interface Config {
   maxStampsPerRequest: number;
   credentialMaxDepth: number;
   credentialMaxStringLength: number;
+  credentialMaxValues: number;
   walletBodyLimitBytes: number;
   submitWaitMs: number;
   scoringConcurrency: number;
@@ -250,6 +251,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Longest string or property name in a credential, in characters (a real stamp\'s longest is its 132-character signature); longer is refused before any hashing',
     defaultText: '1024',
     parse: integer('CREDENTIAL_MAX_STRING_LENGTH', 256, 1_048_576, 1024),
+  },
+  credentialMaxValues: {
+    key: 'credentialMaxValues',
+    name: 'CREDENTIAL_MAX_VALUES',
+    description: 'Most values (objects, arrays, strings, numbers) in a credential (a real stamp has about 100, one more per extra nullifier); more is refused before any hashing',
+    defaultText: '400',
+    parse: integer('CREDENTIAL_MAX_VALUES', 128, 1_000_000, 400),
   },
   walletBodyLimitBytes: {
     key: 'walletBodyLimitBytes',

@@ -201,9 +201,8 @@ function verifyProofWithDigest(credential: unknown, digest: string): ProofResult
  * run before the credential is digested or hashed; see credential-intake.ts.
  */
 function boundedWorkProblem(credential: JsonObject, limits: CredentialLimits): string | undefined {
-  const overLimit = credentialLimitProblem(credential, limits);
-  if (overLimit !== undefined) return overLimit;
-  return isObject(credential.proof) ? stampSchemaProblem(credential.proof.eip712Domain) : undefined;
+  const schemaProblem = isObject(credential.proof) ? stampSchemaProblem(credential.proof.eip712Domain) : undefined;
+  return schemaProblem ?? credentialLimitProblem(credential, limits);
 }
 
 /**

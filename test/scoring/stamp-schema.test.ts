@@ -62,6 +62,7 @@ describe('the accepted EIP-712 schema', () => {
     ['nesting over the limit', withChange((c) => (c.credentialSubject.provider = [[[[[[['Google']]]]]]])), /nested deeper than 8 levels/],
     ['a string over the limit', withChange((c) => (c.credentialSubject.nullifiers = ['n'.repeat(1025)])), /string longer than 1024/],
     ['a property name over the limit', withChange((c) => (c.credentialSubject['k'.repeat(1025)] = 1)), /string longer than 1024/],
+    ['100,000 nullifiers (over 4 s of hashing before the limit)', withChange((c) => (c.credentialSubject.nullifiers = Array.from({ length: 100_000 }, (_, i) => `n${i}`))), /more than 400 values/],
   ])('%s is refused before hashing', (_label, credential, reason) => {
     expect(reasonOf(verifyCredentialProof(credential))).toMatch(reason);
     expect(reasonOf(new CredentialVerifier().verifyProof(credential))).toMatch(reason);
@@ -69,14 +70,19 @@ describe('the accepted EIP-712 schema', () => {
 
   it('limits are applied by the verifier as configured', () => {
     const credential = reference();
-    expect(new CredentialVerifier({ limits: { maxDepth: 5, maxStringLength: 1024 } }).verifyProof(credential)).toEqual({
+    expect(new CredentialVerifier({ limits: { maxDepth: 5, maxStringLength: 1024, maxValues: 400 } }).verifyProof(credential)).toEqual({
       ok: false,
       reason: 'nested deeper than 5 levels',
     });
-    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 131 } }).verifyProof(credential)).toEqual({
+    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 131, maxValues: 400 } }).verifyProof(credential)).toEqual({
       ok: false,
       reason: 'has a string longer than 131 characters',
     });
-    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 132 } }).verifyProof(credential).ok).toBe(true);
+    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 132, maxValues: 400 } }).verifyProof(credential).ok).toBe(true);
+    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 132, maxValues: 99 } }).verifyProof(credential)).toEqual({
+      ok: false,
+      reason: 'has more than 99 values',
+    });
+    expect(new CredentialVerifier({ limits: { maxDepth: 6, maxStringLength: 132, maxValues: 100 } }).verifyProof(credential).ok).toBe(true);
   });
 });
