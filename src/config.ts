@@ -23,6 +23,11 @@ export interface Config {
   trustedIssuers: string[];
   stampCatalogueFile: string | null;
   credentialCacheSize: number;
+  maxStampsPerRequest: number;
+  credentialMaxDepth: number;
+  credentialMaxStringLength: number;
+  credentialMaxValues: number;
+  walletBodyLimitBytes: number;
   submitWaitMs: number;
   scoringConcurrency: number;
   scoringLeaseMs: number;
@@ -37,6 +42,7 @@ export interface Config {
   publicDataApiEnabled: boolean;
   corsOrigins: string[];
   walletSessionTtlSeconds: number;
+  siweAllowedChainIds: number[];
   governanceToken: string;
   stakeEventsRateLimitPerMinute: number;
   stakingRpcUrl: string | null;
@@ -254,6 +260,41 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     defaultText: '50000',
     parse: integer('CREDENTIAL_CACHE_SIZE', 0, 10_000_000, 50_000),
   },
+  maxStampsPerRequest: {
+    key: 'maxStampsPerRequest',
+    name: 'MAX_STAMPS_PER_REQUEST',
+    description: 'Most credentials in one wallet stamp write, and in one `stampgate stamps import` file; more gets 400',
+    defaultText: '100',
+    parse: integer('MAX_STAMPS_PER_REQUEST', 1, 10_000, 100),
+  },
+  credentialMaxDepth: {
+    key: 'credentialMaxDepth',
+    name: 'CREDENTIAL_MAX_DEPTH',
+    description: 'Deepest nesting of objects and arrays in a credential (a real stamp has 6 levels); deeper is refused before any hashing',
+    defaultText: '8',
+    parse: integer('CREDENTIAL_MAX_DEPTH', 6, 64, 8),
+  },
+  credentialMaxStringLength: {
+    key: 'credentialMaxStringLength',
+    name: 'CREDENTIAL_MAX_STRING_LENGTH',
+    description: 'Longest string or property name in a credential, in characters (a real stamp\'s longest is its 132-character signature); longer is refused before any hashing',
+    defaultText: '1024',
+    parse: integer('CREDENTIAL_MAX_STRING_LENGTH', 256, 1_048_576, 1024),
+  },
+  credentialMaxValues: {
+    key: 'credentialMaxValues',
+    name: 'CREDENTIAL_MAX_VALUES',
+    description: 'Most values (objects, arrays, strings, numbers) in a credential (a real stamp has about 100, one more per extra nullifier); more is refused before any hashing',
+    defaultText: '400',
+    parse: integer('CREDENTIAL_MAX_VALUES', 128, 1_000_000, 400),
+  },
+  walletBodyLimitBytes: {
+    key: 'walletBodyLimitBytes',
+    name: 'WALLET_BODY_LIMIT_BYTES',
+    description: 'Largest request body of the wallet routes (`/registry/wallet/*`), at most BODY_LIMIT_BYTES; larger bodies get 413',
+    defaultText: '524288',
+    parse: integer('WALLET_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024, 512 * 1024),
+  },
   submitWaitMs: {
     key: 'submitWaitMs',
     name: 'SUBMIT_WAIT_MS',
@@ -352,6 +393,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Lifetime of a wallet session token obtained with Sign-In with Ethereum',
     defaultText: '900',
     parse: integer('WALLET_SESSION_TTL_SECONDS', 60, 86_400, 900),
+  },
+  siweAllowedChainIds: {
+    key: 'siweAllowedChainIds',
+    name: 'SIWE_ALLOWED_CHAIN_IDS',
+    description: 'Comma-separated EIP-155 Chain IDs a wallet sign-in message may name; the first is the one offered by `GET /registry/wallet/siwe-nonce`',
+    defaultText: '1',
+    parse: chainIdList,
   },
   governanceToken: {
     key: 'governanceToken',
@@ -590,6 +638,16 @@ function originList(raw: string | undefined): string[] {
     }
   }
   return origins.map((o) => o.replace(/\/$/, ''));
+}
+
+function chainIdList(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [1];
+  const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  const bad = items.filter((item) => !/^[1-9]\d{0,14}$/.test(item));
+  if (items.length === 0 || bad.length > 0) {
+    throw new BadValue(`SIWE_ALLOWED_CHAIN_IDS=${JSON.stringify(raw)} must be a comma-separated list of positive integers`);
+  }
+  return [...new Set(items.map(Number))];
 }
 
 function issuerList(raw: string | undefined): string[] {

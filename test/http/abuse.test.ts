@@ -158,7 +158,8 @@ class AbuseRun {
     this.revokedKey = revoked.key;
     await giveStamps(this.t.ctx, this.alice.address, ['Google', 'Discord']);
     await this.t.ctx.publicData.imports.loadDemoDataIfEmpty();
-    this.grantsCookie = this.sessionCookie({ handle: 'alice-dev', expiresAt: Date.now() + day });
+    const aliceDev = await this.t.ctx.database.db.selectFrom('profiles').select('id').where('handle_key', '=', 'alice-dev').executeTakeFirstOrThrow();
+    this.grantsCookie = this.sessionCookie({ handle: 'alice-dev', profileId: aliceDev.id, expiresAt: Date.now() + day });
     // A wallet session that has ended: its token must never work again.
     const ended = await this.signIn(testWallet(4999));
     await send(this.app, { method: 'DELETE', url: '/registry/wallet/session', headers: { authorization: `Bearer ${ended}` }, remoteAddress: this.nextIp() });
@@ -933,18 +934,17 @@ describe.each(databaseKinds)('abuse of every documented operation on %s', (kind)
     it('refuses forged export credentials and foreign grants, changing nothing', async () => {
       const op = documented.operations.find((o) => o.id === 'GET /grants/v1/api/export_addresses/{file}') ?? null;
       const res = await run.exercise(op, { method: 'GET', url: '/grants/v1/api/export_addresses/grant2.json', headers: { cookie: run.grantsCookie } }, { status: [200] });
-      const issued = (JSON.parse(res.body) as { meta: { api_key?: { _key: string; _secret: string | null } } }).meta.api_key;
-      expect(issued?._key).toBeTruthy();
-      let key = issued!._key;
-      let secret = issued!._secret;
-      if (secret === null) {
-        // Issued earlier in this run (the generic abuse of this route): start over to learn a secret.
-        await run.t.ctx.publicData.exportAuth.resetCredentials('alice-dev');
-        await run.resync();
-        const again = JSON.parse((await run.exercise(op, { method: 'GET', url: '/grants/v1/api/export_addresses/grant2.json', headers: { cookie: run.grantsCookie } })).body);
-        key = again.meta.api_key._key;
-        secret = again.meta.api_key._secret;
-      }
+      expect(res.statusCode).toBe(200);
+      // Credentials come from a login or a rotation (POST), never from an export GET.
+      const rotated = await send(run.app, {
+        method: 'POST',
+        url: '/grants/export-credentials',
+        headers: { cookie: run.grantsCookie, origin: 'http://localhost' },
+        remoteAddress: run.nextIp(),
+      });
+      expect(rotated.statusCode).toBe(200);
+      await run.resync();
+      const { _key: key, _secret: secret } = (JSON.parse(rotated.body) as { api_key: { _key: string; _secret: string } }).api_key;
       const url = (file: string, k: string | null, s: string | null) =>
         `/grants/v1/api/export_addresses/${file}?${[k === null ? '' : `_key=${encodeLoose(k)}`, s === null ? '' : `_secret=${encodeLoose(s)}`].filter(Boolean).join('&')}`;
       // The genuine pair works on a grant of the caller.
@@ -977,7 +977,7 @@ describe.each(databaseKinds)('abuse of every documented operation on %s', (kind)
       await run.exercise(op, { method: 'GET', url: url('grant3.json', key, secret) }, { refuse: true, status: [403], code: ['not_team_member'] });
       // A session for a handle without a profile, and a team member on someone else's grant.
       const notMember: Expectation = { refuse: true, status: [403], code: ['not_team_member'] };
-      const stranger = run.sessionCookie({ handle: 'nobody-here', expiresAt: Date.now() + day });
+      const stranger = run.sessionCookie({ handle: 'nobody-here', profileId: null, expiresAt: Date.now() + day });
       await run.exercise(op, { method: 'GET', url: '/grants/v1/api/export_addresses/grant1.json', headers: { cookie: stranger } }, notMember);
       await run.exercise(op, { method: 'GET', url: '/grants/v1/api/export_addresses/grant3.json', headers: { cookie: run.grantsCookie } }, notMember);
     }, 120_000);

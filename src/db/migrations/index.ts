@@ -8,6 +8,7 @@ import { publicData } from './0008-public-data.js';
 import { scoreRecord } from './0009-score-record.js';
 import { bountyVocabulary } from './0010-bounty-vocabulary.js';
 import { shippedEmpty } from './placeholders.js';
+import { security } from './0011-security.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -22,5 +23,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0008-public-data': publicData(dialect),
     '0009-score-record': scoreRecord(dialect),
     '0010-bounty-vocabulary': bountyVocabulary(dialect),
+    '0011-security': security(dialect),
   };
 }
