@@ -4,7 +4,7 @@ import type { ImportResult } from '../../publicdata/import.js';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
-import { buildServer } from '../../server.js';
+import { buildServer, listen } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, openAppContext } from '../context.js';
 import { untilSignal } from '../shutdown.js';
@@ -39,7 +39,7 @@ export function serveCommand(program: Command, io: CliIo): void {
         demo = await ensureDemoSetup(ctx);
         demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
         app = await buildServer(ctx, { logger });
-        await app.listen({ port: config.port, host: config.host });
+        await listen(app, config);
       } catch (error) {
         // Refused at start-up (a setting, a port in use): close what is open, or Redis and the
         // database pool would keep the process alive after the message.
@@ -48,7 +48,7 @@ export function serveCommand(program: Command, io: CliIo): void {
         throw error;
       }
       const server = app;
-      const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+      const shownHost = config.host === null || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
       const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
       if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
       if (demoData) io.out(`Development database had no public data, so the demo data set was loaded: try ${baseUrl}/api/v0.1/bounties/`);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { buildWorkerServer } from '../../http/worker-server.js';
+import { listenHost } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, openAppContext } from '../context.js';
 import { untilSignal } from '../shutdown.js';
@@ -16,7 +17,7 @@ export function workerCommand(program: Command, io: CliIo): void {
       const ctx = await openAppContext(config, { log: logger });
       const monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx);
       try {
-        await monitoring?.listen({ port: config.workerPort ?? 0, host: config.host });
+        if (monitoring) await monitoring.listen({ port: config.workerPort ?? 0, host: listenHost(config) });
       } catch (error) {
         await ctx.close().catch(() => {});
         throw error;
