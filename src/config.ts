@@ -62,6 +62,7 @@ export interface Config {
   outboundTimeoutMs: number;
   metricsPort: number | null;
   metricsPublic: boolean;
+  bodyMaxDepth: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -509,6 +510,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Also serve `/metrics` on the main (public) listener',
     defaultText: 'false in production, true in development',
     parse: (raw, env) => flag('METRICS_PUBLIC', !isProduction(env))(raw),
+  },
+  bodyMaxDepth: {
+    key: 'bodyMaxDepth',
+    name: 'BODY_MAX_DEPTH',
+    description: 'Deepest nesting of arrays and objects accepted in a JSON request body; deeper bodies get 400 before they are parsed',
+    defaultText: '64',
+    parse: integer('BODY_MAX_DEPTH', 8, 10_000, 64),
   },
 };
 

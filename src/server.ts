@@ -6,6 +6,7 @@ import type { AppContext } from './app-context.js';
 import { type Config, ConfigError } from './config.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 import { createMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { addSafeIntegerKeyword } from './http/schemas.js';
@@ -52,6 +53,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Bodies are JSON only; without this Fastify would hand a text/plain body to the JSON routes as a string.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app, ctx.config.bodyMaxDepth);
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
