@@ -514,7 +514,7 @@ const settings: { [K in keyof Config]: Setting<K> } = {
   bodyMaxDepth: {
     key: 'bodyMaxDepth',
     name: 'BODY_MAX_DEPTH',
-    description: 'Deepest nesting of arrays and objects accepted in a JSON request body; deeper bodies get 400 before they are parsed',
+    description: 'Deepest nesting of arrays and objects accepted in a JSON request body over 64 KiB; deeper bodies get 400 before they are parsed (smaller ones parse in about a millisecond whatever their shape)',
     defaultText: '64',
     parse: integer('BODY_MAX_DEPTH', 8, 10_000, 64),
   },
