@@ -14,7 +14,9 @@
  *   /api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50
  */
 import type { AppContext } from '../src/app-context.js';
+import type { BountyVocabularyColumns } from '../src/db/tables/bounty-vocabulary.js';
 import type { BountiesTable, BountyStatus } from '../src/db/tables/public-data.js';
+import { bountyPeople } from '../src/publicdata/bounty-vocabulary-records.js';
 import { cachePrefix } from '../src/publicdata/cache.js';
 import { OPEN_STATUSES } from '../src/publicdata/import-records.js';
 import { importRepository } from '../src/publicdata/import.repository.js';
@@ -22,6 +24,7 @@ import { decimalOrderKey } from '../src/publicdata/values.js';
 
 const DAY_MS = 86_400_000;
 const START = Date.UTC(2024, 0, 1);
+const OPEN_EXTRA_DAYS = 1500;
 
 /** mulberry32: small, fast, seeded. */
 function generator(seed: number): () => number {
@@ -91,7 +94,8 @@ export function bountyRow(id: number, random: () => number, owners: string[]): B
     created_on: created,
     modified_on: created + Math.floor(random() * 30 * DAY_MS),
     web3_created: created,
-    expires_date: created + (14 + Math.floor(random() * 90)) * DAY_MS,
+    // Bounties still open expire after the seed's timeline (2028 on), so `is_open=true` finds them whenever the benchmark runs.
+    expires_date: created + (14 + Math.floor(random() * 90) + (OPEN_STATUSES.includes(status) ? OPEN_EXTRA_DAYS : 0)) * DAY_MS,
     value_in_token: valueInToken,
     value_in_token_sort: decimalOrderKey(valueInToken),
     token_name: tokenName,
@@ -119,6 +123,61 @@ export function bountyRow(id: number, random: () => number, owners: string[]): B
     fulfiller_email: fulfiller ? `${fulfiller}@example.org` : null,
     fulfiller_github_username: fulfiller,
     fulfiller_metadata: JSON.stringify(fulfiller ? { githubUsername: fulfiller, notificationEmail: `${fulfiller}@example.org` } : {}),
+    ...vocabularyColumns(id, generator(seedOfVocabulary + id), created, fulfiller, title(org, repo, issue)),
+  };
+}
+
+/** A second generator per row, so the vocabulary fields leave the original columns' values as they were. */
+const seedOfVocabulary = 0x5eed0000;
+const NETWORKS: [string, number][] = [['mainnet', 80], ['rinkeby', 12], ['xdai', 5], ['polygon', 3]];
+
+function title(org: string, repo: string, issue: string): string {
+  return `${org}/${repo}#${issue}`;
+}
+
+/**
+ * The optional vocabulary of the original service (migration 0010): about one
+ * bounty in ten leaves a field out (null), as imported data would.
+ */
+function vocabularyColumns(id: number, random: () => number, created: number, fulfiller: string | null, issueRef: string): BountyVocabularyColumns {
+  const maybe = <T>(value: T): T | null => (random() < 0.1 ? null : value);
+  const date = (after: number) => maybe(created + Math.floor(random() * after * DAY_MS));
+  const decimal = (max: number) => maybe((random() * max).toFixed(2));
+  const interested = random() < 0.85 ? Array.from({ length: Math.floor(random() * 4) }, () => `dev${Math.floor(random() * 2000)}`) : null;
+  const balance = decimal(5000);
+  const tokenValueInUsdt = decimal(4000);
+  const valueTrue = decimal(10);
+  return {
+    web3_type: maybe(weighted(random, [['bounties_network', 90], ['legacy_gitcoin', 10]])),
+    github_comments: maybe(Math.floor(random() * 40)),
+    bounty_owner_name: maybe(`Owner ${Math.floor(random() * 300)}`),
+    raw_data: maybe(JSON.stringify({ issue: issueRef, payload: { keywords: random() < 0.3 ? 'solidity,gas' : 'docs' } })),
+    contract_address: maybe(`0x${hex(random, 40)}`),
+    network: maybe(weighted(random, NETWORKS)),
+    issue_description: maybe(`Details of ${issueRef}`),
+    standard_bounties_id: maybe(id * 3),
+    num_fulfillments: maybe(fulfiller ? 1 + Math.floor(random() * 3) : 0),
+    balance,
+    balance_sort: balance === null ? null : decimalOrderKey(balance),
+    accepted: maybe(random() < 0.35 ? 1 : 0),
+    interested: interested === null ? null : JSON.stringify(interested),
+    interested_count: interested === null ? null : interested.length,
+    interested_comment: maybe(Math.floor(random() * 1_000_000)),
+    submissions_comment: maybe(Math.floor(random() * 1_000_000)),
+    override_status: random() < 0.05 ? 'on hold' : null,
+    last_comment_date: date(60),
+    fulfillment_accepted_on: fulfiller ? date(90) : null,
+    fulfillment_submitted_on: fulfiller ? date(60) : null,
+    fulfillment_started_on: fulfiller ? date(30) : null,
+    canceled_on: random() < 0.05 ? created + DAY_MS : null,
+    snooze_warnings_for_days: maybe(Math.floor(random() * 14)),
+    token_value_time_peg: date(1),
+    token_value_in_usdt: tokenValueInUsdt,
+    token_value_in_usdt_sort: tokenValueInUsdt === null ? null : decimalOrderKey(tokenValueInUsdt),
+    value_true: valueTrue,
+    value_true_sort: valueTrue === null ? null : decimalOrderKey(valueTrue),
+    privacy_preferences: maybe(JSON.stringify({ show_email: random() < 0.5 })),
+    fulfillments: fulfiller ? JSON.stringify([{ fulfiller_github_username: fulfiller, accepted: random() < 0.5 }]) : null,
   };
 }
 
@@ -134,7 +193,11 @@ export async function seedBounties(ctx: AppContext, n: number, seed = 1): Promis
   const random = generator(seed);
   const owners = Array.from({ length: 300 }, () => `0x${hex(random, 40)}`);
   const rows = Array.from({ length: n }, (_, i) => bountyRow(firstId + i, random, owners));
-  await db.transaction().execute((trx) => importRepository(trx).upsertBounties(rows));
+  await db.transaction().execute(async (trx) => {
+    const repo = importRepository(trx);
+    await repo.upsertBounties(rows);
+    await repo.replaceBountyPeople(rows.map((r) => r.id), rows.flatMap(bountyPeople));
+  });
   await ctx.publicData.cache.invalidate([cachePrefix.bounties]);
   return { firstId, lastId: firstId + n - 1 };
 }

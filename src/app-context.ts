@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import { connectRedis, processBus } from './db/redis.js';
+import { jobSignals } from './db/job-signals.js';
+import { connectRedis, processBus, RedisWatch } from './db/redis.js';
 import type { Database } from './db/connection.js';
 import { accountService } from './scoring/accounts.js';
 import { accountsRepository } from './scoring/accounts.repository.js';
@@ -44,9 +45,12 @@ const submitPollMs = 50;
  */
 export async function createAppContext(config: Config, database: Database, options: ContextOptions = {}) {
   const log = options.log ?? silentLog;
-  const bus = processBus(config.redisUrl, (error) => log.warn({ err: error.message }, 'Redis error'));
+  const redisWatch = config.redisUrl ? new RedisWatch(log) : null;
+  const bus = processBus(config.redisUrl, redisWatch ?? new RedisWatch(log));
   // Rate-limit budgets need Redis only where HTTP is served.
-  const redis = config.redisUrl && options.http ? connectRedis(config.redisUrl, () => {}) : null;
+  const redis = config.redisUrl && redisWatch && options.http ? connectRedis(config.redisUrl, redisWatch) : null;
+  // Scoring jobs announce themselves through the database, never through Redis.
+  const signals = jobSignals(database, log);
   const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
   // The development issuer exists only in development; production never creates or trusts it.
   const devIssuerKey = config.env === 'development' ? await loadOrCreateIssuerKey(config.dataDir) : null;
@@ -89,24 +93,24 @@ export async function createAppContext(config: Config, database: Database, optio
   // Every process hears when a job settles, wherever it ran, so that a submission waiting in an
   // API process answers as soon as a worker elsewhere is done (not at its next look).
   const settledJobs = new EventEmitter().setMaxListeners(0);
-  worker.on('settled', (settled: JobSettled) => void bus.publish('score_settled', `${settled.scorerId}:${settled.address}`));
+  worker.on('settled', (settled: JobSettled) => signals.settled(settled.scorerId, settled.address));
   const scores = scoreService(scoresRepository(database.db), jobs, worker, {
     submitWaitMs: config.submitWaitMs,
     waitPollMs: submitPollMs,
     settledJobs,
-    announceJob: () => void bus.publish('scoring_job', ''),
+    announceJob: () => signals.queued(),
+    retryAfterSeconds: config.retryAfterSeconds,
+  });
+  signals.on((signal) => {
+    // A submission queued a job: workers start on it now rather than at their next poll.
+    if (signal.kind === 'queued') worker.notify();
+    else settledJobs.emit('settled', { scorerId: signal.scorerId, address: signal.address });
   });
   bus.subscribe((topic, key) => {
     if (topic === 'api_key') apiKeys.forget(key);
     else if (topic === 'scorer') accounts.forgetScorer(Number(key));
     else if (topic === 'issuers') issuers.forget();
     else if (topic === 'public_data') void publicData.cache.forget([key]);
-    // A submission queued a job: workers start on it now rather than at their next poll.
-    else if (topic === 'scoring_job') worker.notify();
-    else if (topic === 'score_settled') {
-      const at = key.indexOf(':');
-      settledJobs.emit('settled', { scorerId: Number(key.slice(0, at)), address: key.slice(at + 1) });
-    }
   });
   return {
     config,
@@ -118,11 +122,14 @@ export async function createAppContext(config: Config, database: Database, optio
     apiKeys,
     bus,
     redis,
+    redisWatch,
+    signals,
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       await scores.drain();
       await worker.stop();
       await staking.indexer?.stop();
+      await signals.close();
       await bus.close();
       redis?.disconnect();
       await database.close();

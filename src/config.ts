@@ -15,6 +15,7 @@ export interface Config {
   host: string | null;
   databaseUrl: string;
   publicBaseUrl: string | null;
+  iconBaseUrl: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dataDir: string;
   bodyLimitBytes: number;
@@ -31,11 +32,16 @@ export interface Config {
   scoringPollMs: number;
   scoringMaxAttempts: number;
   scoringBackoffMs: number;
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+  retryAfterSeconds: number;
+  shutdownTimeoutMs: number;
   scoringApiEnabled: boolean;
   publicDataApiEnabled: boolean;
   corsOrigins: string[];
   walletSessionTtlSeconds: number;
   governanceToken: string;
+  stakeEventsRateLimitPerMinute: number;
   stakingRpcUrl: string | null;
   stakingContractAddress: string | null;
   stakingStartBlock: number;
@@ -43,6 +49,8 @@ export interface Config {
   stakingBlockRange: number;
   stakingPollMs: number;
   publicCacheTtlSeconds: number;
+  publicRateLimitPerMinute: number;
+  publicCacheMaxBytes: number;
   sessionSecret: string | null;
   oauthClientId: string | null;
   oauthClientSecret: string | null;
@@ -129,6 +137,19 @@ function publicBaseUrl(raw: string | undefined): string | null {
   return url.toString().replace(/\/+$/, '');
 }
 
+function iconBaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new BadValue(`ICON_BASE_URL=${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadValue(`ICON_BASE_URL=${JSON.stringify(raw)} must use http or https`);
+  if (url.search !== '' || url.hash !== '') throw new BadValue(`ICON_BASE_URL=${JSON.stringify(raw)} must not carry a query or fragment`);
+  return url.toString().replace(/\/+$/, '');
+}
+
 const settings: { [K in keyof Config]: Setting<K> } = {
   env: {
     key: 'env',
@@ -166,6 +187,14 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Absolute URL clients reach this server at: the Sign-In with Ethereum domain, login redirects and pagination links. Required in production; in development unset = taken from the request',
     defaultText: '(unset)',
     parse: publicBaseUrl,
+  },
+  iconBaseUrl: {
+    key: 'iconBaseUrl',
+    name: 'ICON_BASE_URL',
+    description:
+      'Absolute URL of a directory (a CDN, say) holding the catalogue icon files: every `icon` is rendered as `<ICON_BASE_URL>/<file>`. Unset = this server\'s own `/static/icons/<file>` under PUBLIC_BASE_URL (in development, the request origin)',
+    defaultText: '(unset)',
+    parse: iconBaseUrl,
   },
   logLevel: {
     key: 'logLevel',
@@ -279,6 +308,35 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     defaultText: '1000',
     parse: integer('SCORING_BACKOFF_MS', 0, 3_600_000, 1000),
   },
+  databaseConnectTimeoutMs: {
+    key: 'databaseConnectTimeoutMs',
+    name: 'DATABASE_CONNECT_TIMEOUT_MS',
+    description: 'How long opening a PostgreSQL connection may take before the request is answered 503 `database_unavailable`',
+    defaultText: '1000',
+    parse: integer('DATABASE_CONNECT_TIMEOUT_MS', 100, 60_000, 1000),
+  },
+  databaseQueryTimeoutMs: {
+    key: 'databaseQueryTimeoutMs',
+    name: 'DATABASE_QUERY_TIMEOUT_MS',
+    description:
+      'How long one statement (PostgreSQL `statement_timeout`, SQLite lock wait) or the wait for a pooled connection may take before it fails with 503 `database_unavailable`',
+    defaultText: '5000',
+    parse: integer('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000, 5000),
+  },
+  retryAfterSeconds: {
+    key: 'retryAfterSeconds',
+    name: 'RETRY_AFTER_SECONDS',
+    description: 'The `Retry-After` of 503 answers (`database_unavailable`, `shutting_down`)',
+    defaultText: '5',
+    parse: integer('RETRY_AFTER_SECONDS', 1, 3600, 5),
+  },
+  shutdownTimeoutMs: {
+    key: 'shutdownTimeoutMs',
+    name: 'SHUTDOWN_TIMEOUT_MS',
+    description: 'On SIGTERM/SIGINT, how long requests and scoring jobs in progress may take to finish before connections are closed',
+    defaultText: '10000',
+    parse: integer('SHUTDOWN_TIMEOUT_MS', 0, 600_000, 10_000),
+  },
   scoringApiEnabled: {
     key: 'scoringApiEnabled',
     name: 'SCORING_API_ENABLED',
@@ -318,6 +376,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
       if (!/^[a-z0-9]{1,20}$/.test(value)) throw new BadValue(`GOVERNANCE_TOKEN=${JSON.stringify(raw)} must be 1 to 20 letters or digits`);
       return value;
     },
+  },
+  stakeEventsRateLimitPerMinute: {
+    key: 'stakeEventsRateLimitPerMinute',
+    name: 'STAKE_EVENTS_RATE_LIMIT_PER_MINUTE',
+    description: 'Requests per minute from one client address to the keyless per-round staking events route `/registry/{token}-stake/{address}/{round_id}`',
+    defaultText: '600',
+    parse: integer('STAKE_EVENTS_RATE_LIMIT_PER_MINUTE', 1, 1_000_000, 600),
   },
   stakingRpcUrl: {
     key: 'stakingRpcUrl',
@@ -367,6 +432,20 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Seconds list and export responses of the public data API may be served from cache',
     defaultText: '3600',
     parse: integer('PUBLIC_CACHE_TTL', 0, 86_400, 3600),
+  },
+  publicRateLimitPerMinute: {
+    key: 'publicRateLimitPerMinute',
+    name: 'PUBLIC_RATE_LIMIT_PER_MINUTE',
+    description: 'Requests per minute one client address may make to the public data API (`/api/v0.1/…`, `/grants/…`); more get 429',
+    defaultText: '600',
+    parse: integer('PUBLIC_RATE_LIMIT_PER_MINUTE', 1, 1_000_000, 600),
+  },
+  publicCacheMaxBytes: {
+    key: 'publicCacheMaxBytes',
+    name: 'PUBLIC_CACHE_MAX_BYTES',
+    description: 'Most bytes the public data response cache holds per process (bodies and keys); the least recently used go first',
+    defaultText: '67108864 (64 MB)',
+    parse: integer('PUBLIC_CACHE_MAX_BYTES', 65_536, 68_719_476_736, 67_108_864),
   },
   sessionSecret: {
     key: 'sessionSecret',

@@ -35,6 +35,8 @@ export const errorStatus = {
   internal_error: 500,
   upstream_unavailable: 502,
   not_ready: 503,
+  database_unavailable: 503,
+  shutting_down: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
@@ -51,4 +53,20 @@ export class AppError extends Error {
     this.status = errorStatus[code];
     this.headers = headers;
   }
+}
+
+/** The default `Retry-After` (seconds) of 503 answers; RETRY_AFTER_SECONDS overrides it. */
+export const defaultRetryAfterSeconds = 5;
+
+export function databaseUnavailableError(retryAfterSeconds = defaultRetryAfterSeconds): AppError {
+  return new AppError('database_unavailable', 'The database is unavailable at the moment; try again shortly.', {
+    'retry-after': String(retryAfterSeconds),
+  });
+}
+
+export function shuttingDownError(retryAfterSeconds = defaultRetryAfterSeconds): AppError {
+  return new AppError('shutting_down', 'This server is shutting down; send the request again (another server will take it).', {
+    'retry-after': String(retryAfterSeconds),
+    connection: 'close',
+  });
 }

@@ -7,18 +7,24 @@ import { type Config, ConfigError } from './config.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerJsonBodyParser } from './http/json-body.js';
+import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
 import { createMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { addSafeIntegerKeyword } from './http/schemas.js';
 import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
 import { scoringRoutes } from './scoring/routes/index.js';
+import { stakeEventRoutes } from './scoring/routes/stake-events.js';
+import { iconRoutes } from './scoring/routes/icons.js';
+import { loadIconFiles } from './scoring/icons.js';
 import { walletRoutes } from './scoring/routes/wallet.js';
 import { packageVersion } from './version.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
   logger?: FastifyBaseLogger | false;
+  /** Start-up and shutdown state (`serve` passes its own; by default the server is serving). */
+  lifecycle?: ServiceLifecycle;
 }
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -50,6 +56,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     routerOptions: { maxParamLength: 16_384 },
     frameworkErrors: sendFrameworkError,
     clientErrorHandler: answerClientError,
+    // Requests that arrive while draining are refused by registerLifecycle, in the standard shape.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Bodies are JSON only; without this Fastify would hand a text/plain body to the JSON routes as a string.
   app.removeContentTypeParser('text/plain');
@@ -59,13 +67,14 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     reply.header('x-request-id', request.id);
   });
 
-  registerErrorHandling(app);
+  registerErrorHandling(app, { retryAfterSeconds: ctx.config.retryAfterSeconds, availability: ctx.database.availability });
+  registerLifecycle(app, options.lifecycle ?? new ServiceLifecycle(), ctx.config.retryAfterSeconds);
   if (ctx.config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: ctx.config.corsOrigins.includes('*') ? true : ctx.config.corsOrigins,
       methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       allowedHeaders: ['Content-Type', 'X-API-KEY', 'Authorization', 'If-None-Match', 'X-Request-Id'],
-      exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'X-Request-Id'],
+      exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'X-Request-Id', 'X-Total-Count', 'Link'],
       maxAge: 600,
     });
   }
@@ -82,13 +91,17 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
       app.addHook('onClose', async () => listener.close());
     }
   }
-  registerHealthRoutes(app, ctx.database);
+  registerHealthRoutes(app, ctx.database, options.lifecycle);
   if (ctx.config.scoringApiEnabled) {
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
     await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
+    // Keyless, with a per-client-address budget of its own.
+    await app.register(async (scope) => stakeEventRoutes(scope, ctx, metrics));
+    const iconFiles = loadIconFiles();
+    await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }
-  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx));
+  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
   return app;
 }
 

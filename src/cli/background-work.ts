@@ -6,7 +6,10 @@ import type { CliIo } from './context.js';
 
 /** Starts what `worker` runs and `serve` runs unless `--no-worker`: the scoring worker, and the staking indexer when configured. */
 export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo): void {
-  logWorkerEvents(ctx.worker, logger);
+  const isOutage = (error: unknown) => ctx.database.availability.observe(error);
+  logWorkerEvents(ctx.worker, logger, isOutage);
+  // Jobs queued by other processes wake this worker at once (PostgreSQL); otherwise it polls.
+  void ctx.signals.listen();
   ctx.worker.start();
   io.out(`Scoring worker ${ctx.worker.owner} started.`);
   const indexer = ctx.staking.indexer;
@@ -15,7 +18,9 @@ export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo):
     logger.info({ contract: run.contract, fromBlock: run.fromBlock, toBlock: run.toBlock, logs: run.logs, stored: run.stored }, 'staking events indexed'),
   );
   // One line per failed run; the loop tries again on its next poll.
-  indexer.on('failure', (error: Error) => logger.warn({ err: error.message }, 'staking indexer run failed'));
+  indexer.on('failure', (error: Error) => {
+    if (!isOutage(error)) logger.warn({ err: error.message }, 'staking indexer run failed');
+  });
   indexer.start();
   io.out(`Staking indexer following ${indexer.options.contractAddress} (from block ${indexer.options.startBlock}).`);
 }

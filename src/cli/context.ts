@@ -1,7 +1,10 @@
 import { type AppContext, type ContextOptions, createAppContext } from '../app-context.js';
 import { loadConfig, type Config } from '../config.js';
-import { openDatabase } from '../db/connection.js';
+import type { AvailabilityLog } from '../db/availability.js';
+import { isDatabaseUnavailable } from '../db/availability.js';
+import { type Database, openDatabase } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { pause } from './shutdown.js';
 
 export interface CliIo {
   out(line: string): void;
@@ -20,7 +23,7 @@ export async function withAppContext<T>(io: CliIo, work: (ctx: AppContext) => Pr
 }
 
 export async function openAppContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
-  const database = openDatabase(config.databaseUrl);
+  const database = openConfiguredDatabase(config, options.log);
   try {
     await migrateToLatest(database);
   } catch (error) {
@@ -32,6 +35,57 @@ export async function openAppContext(config: Config, options: ContextOptions = {
   } catch (error) {
     await database.close();
     throw error;
+  }
+}
+
+export function openConfiguredDatabase(config: Config, log?: AvailabilityLog): Database {
+  return openDatabase(config.databaseUrl, {
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    ...(log ? { log } : {}),
+  });
+}
+
+/**
+ * The context of a long-running command, before the database is known to answer (nothing in it
+ * touches the database until used): the command can serve its health checks meanwhile and then
+ * call `waitForDatabase`.
+ */
+export async function createServiceContext(config: Config, options: ContextOptions & { log: AvailabilityLog }): Promise<AppContext> {
+  const database = openConfiguredDatabase(config, options.log);
+  try {
+    return await createAppContext(config, database, options);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+const firstRetryMs = 1000;
+const longestRetryMs = 30_000;
+
+/**
+ * Migrates the database, trying again with backoff (1 s doubling to 30 s, one line per attempt)
+ * while it is unreachable. Returns false when `stop` is aborted first (a signal during start-up);
+ * any other error (a failed migration) is thrown.
+ */
+export async function waitForDatabase(database: Database, log: AvailabilityLog, stop: AbortSignal): Promise<boolean> {
+  let delayMs = firstRetryMs;
+  for (let attempt = 1; ; attempt++) {
+    if (stop.aborted) return false;
+    try {
+      await migrateToLatest(database);
+      if (attempt > 1) log.info({ attempt }, 'database reachable: starting');
+      return true;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      log.warn(
+        { attempt, retryInMs: delayMs, err: (error as Error).message },
+        `database not reachable at start-up (attempt ${attempt}); trying again in ${delayMs / 1000} s`,
+      );
+      if (!(await pause(delayMs, stop))) return false;
+      delayMs = Math.min(delayMs * 2, longestRetryMs);
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type SqliteDatabase as KyselySqliteDatabase,
 } from 'kysely';
 import pg from 'pg';
+import { type AvailabilityLog, DatabaseAvailability } from './availability.js';
 import type { DialectName } from './dialect.js';
 import type { Tables } from './tables.js';
 
@@ -19,6 +20,10 @@ export type Db = Kysely<Tables>;
 export interface Database {
   db: Db;
   dialect: DialectName;
+  /** Outage tracking: every query reports here, so the first success after an outage ends it. */
+  availability: DatabaseAvailability;
+  /** The URL it was opened with (a LISTEN connection opens its own client from it). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -27,11 +32,28 @@ export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL schema to use (tests isolate themselves in throw-away schemas). */
   searchPath?: string;
+  /** How long opening a connection may take (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+  /** How long a statement, or waiting for a pooled connection, may take (DATABASE_QUERY_TIMEOUT_MS). */
+  queryTimeoutMs?: number;
+  /** Where the outage warning and the end-of-outage line go. */
+  log?: AvailabilityLog;
+}
+
+const defaultConnectTimeoutMs = 1000;
+const defaultQueryTimeoutMs = 5000;
+
+/** Kysely's query log, used to notice outages and their end on every query of either dialect. */
+function observeQueries(availability: DatabaseAvailability) {
+  return (event: { level: 'query' | 'error'; error?: unknown }) => {
+    if (event.level === 'query') availability.succeeded();
+    else availability.observe(event.error);
+  };
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('sqlite:')) return openSqlite(url, options);
   throw new Error(`Unsupported database URL: ${url}`);
 }
 
@@ -41,28 +63,54 @@ function openPostgres(url: string, options: OpenOptions): Database {
     getTypeParser: ((oid: number, format?: string) =>
       oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
   };
+  const connectTimeoutMs = options.connectTimeoutMs ?? defaultConnectTimeoutMs;
+  const queryTimeoutMs = options.queryTimeoutMs ?? defaultQueryTimeoutMs;
+  // The pool's own connectionTimeoutMillis bounds the wait for a free connection (part of a query's
+  // time under load); each client's bounds opening a TCP connection and logging in.
+  class BoundedClient extends pg.Client {
+    constructor(config: pg.ClientConfig = {}) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
     types,
-    connectionTimeoutMillis: 5000,
+    Client: BoundedClient,
+    connectionTimeoutMillis: queryTimeoutMs,
+    // The server cancels a statement past the budget and the connection stays usable; the
+    // client-side bound (a little later) covers a server that does not answer at all.
+    statement_timeout: queryTimeoutMs,
+    query_timeout: queryTimeoutMs + 1000,
+    keepAlive: true,
     ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
   });
-  // An idle client that loses its connection must not crash the process.
+  // A connection can fail at any moment: idle in the pool (the pool's `error` event), or checked
+  // out between two queries, where node-postgres emits `error` on the client with no listener of
+  // the pool's own. Either would end the process as an unhandled 'error' event. The query that
+  // uses such a client fails instead (the client is no longer queryable) and the pool discards it.
   pool.on('error', () => {});
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const availability = new DatabaseAvailability(options.log);
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), log: observeQueries(availability) });
+  return { db, dialect: 'postgres', availability, url, close: () => db.destroy() };
 }
 
-function openSqlite(file: string): Database {
+function openSqlite(url: string, options: OpenOptions): Database {
+  const file = url.slice('sqlite:'.length);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  // How long a write waits for another process's write lock before it fails (SQLITE_BUSY).
+  sqlite.pragma(`busy_timeout = ${options.queryTimeoutMs ?? defaultQueryTimeoutMs}`);
+  const availability = new DatabaseAvailability(options.log);
+  const db = new Kysely<Tables>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    log: observeQueries(availability),
+  });
+  return { db, dialect: 'sqlite', availability, url, close: () => db.destroy() };
 }
 
 /**

@@ -3,12 +3,43 @@ import { Redis } from 'ioredis';
 
 export type RedisClient = Redis;
 
+interface WatchLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object | string, msg?: string): void;
+}
+
+/**
+ * Whether this process reaches Redis, shared by all its Redis clients (rate-limit counts, the
+ * process bus): one warning when Redis is lost, whoever notices first, and one line when it is back,
+ * instead of one per failed command or reconnection attempt.
+ */
+export class RedisWatch {
+  #lostAt: number | null = null;
+  constructor(readonly log: WatchLog) {}
+
+  lost(error: Error): void {
+    if (this.#lostAt !== null) return;
+    this.#lostAt = Date.now();
+    this.log.warn(
+      { err: error?.message },
+      'Redis is unreachable: rate limits are counted per process and notices between processes are not delivered until it returns',
+    );
+  }
+
+  back(): void {
+    if (this.#lostAt === null) return;
+    const outageMs = Date.now() - this.#lostAt;
+    this.#lostAt = null;
+    this.log.info({ outageMs }, 'Redis is reachable again: rate limits are shared across processes again');
+  }
+}
+
 /**
  * A Redis client that never makes a request wait for Redis: commands fail at
  * once while it is disconnected (no offline queue) or after a short timeout,
  * and it keeps reconnecting in the background.
  */
-export function connectRedis(url: string, onError: (error: Error) => void): Redis {
+export function connectRedis(url: string, watch: RedisWatch): Redis {
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -17,11 +48,12 @@ export function connectRedis(url: string, onError: (error: Error) => void): Redi
     lazyConnect: false,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
-  client.on('error', onError);
+  client.on('error', (error: Error) => watch.lost(error));
+  client.on('ready', () => watch.back());
   return client;
 }
 
-export type BusTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data' | 'scoring_job' | 'score_settled';
+export type BusTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data';
 
 export interface ProcessBus {
   /** Tells every process (this one included) about `topic`/`key`: changed data, a queued or settled job. */
@@ -33,11 +65,11 @@ export interface ProcessBus {
 const channel = 'stampgate:invalidate';
 
 /**
- * Notices between processes over Redis pub/sub: cached data that changed, and scoring jobs
- * queued for the workers. Without Redis only this process hears them (the caches' TTLs bound
- * staleness elsewhere, and workers find jobs at their next poll).
+ * Notices between processes over Redis pub/sub: cached data that changed. Without Redis only this
+ * process hears them (the caches' TTLs bound staleness elsewhere). Scoring jobs do not travel
+ * here but through the database (see job-signals.ts), so that Redis is never needed to score.
  */
-export function processBus(redisUrl: string | null, onError: (error: Error) => void): ProcessBus {
+export function processBus(redisUrl: string | null, watch: RedisWatch): ProcessBus {
   const handlers: ((topic: BusTopic, key: string) => void)[] = [];
   const deliver = (topic: BusTopic, key: string) => {
     for (const handler of handlers) handler(topic, key);
@@ -51,7 +83,7 @@ export function processBus(redisUrl: string | null, onError: (error: Error) => v
   }
   // Each bus has its own id: it has already delivered its own messages locally.
   const busId = randomUUID();
-  const publisher = connectRedis(redisUrl, onError);
+  const publisher = connectRedis(redisUrl, watch);
   // A short-lived CLI command (`keys revoke`, `data import`) publishes right after start, before
   // its connection is up; without the offline queue that notice would be dropped. So the first
   // connection is waited for, briefly; after an outage publishing fails fast instead.
@@ -67,7 +99,7 @@ export function processBus(redisUrl: string | null, onError: (error: Error) => v
         await firstConnection;
         await publisher.publish(channel, JSON.stringify({ topic, key, from: busId }));
       } catch (error) {
-        onError(error as Error);
+        watch.lost(error as Error);
       }
     },
     subscribe(handler) {
@@ -75,7 +107,8 @@ export function processBus(redisUrl: string | null, onError: (error: Error) => v
       if (subscriber) return;
       // A subscribed connection may queue its SUBSCRIBE until Redis is reachable.
       subscriber = new Redis(redisUrl, { retryStrategy: (attempt) => Math.min(attempt * 200, 2000), maxRetriesPerRequest: null });
-      subscriber.on('error', onError);
+      subscriber.on('error', (error: Error) => watch.lost(error));
+      subscriber.on('ready', () => watch.back());
       subscriber.on('message', (_channel: string, message: string) => {
         try {
           const { topic, key, from } = JSON.parse(message) as { topic: BusTopic; key: string; from: string };
@@ -84,7 +117,7 @@ export function processBus(redisUrl: string | null, onError: (error: Error) => v
           // Not one of ours; ignore.
         }
       });
-      void subscriber.subscribe(channel).catch(onError);
+      void subscriber.subscribe(channel).catch((error: Error) => watch.lost(error));
     },
     async close() {
       publisher.disconnect();

@@ -83,6 +83,10 @@ export interface ScoresTable {
   evidence: string | null;
   error: string | null;
   last_score_timestamp: number;
+  /** Epoch ms: the earliest expiry among the counted stamps; null when none counted or not scored yet. */
+  expiration_date: number | null;
+  /** JSON object provider → weight (5 fraction digits) of each counted stamp; null while PROCESSING. */
+  stamp_scores: string | null;
 }
 
 export interface NullifierHoldsTable {

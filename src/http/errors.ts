@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { AppError, type ErrorCode } from '../errors.js';
+import { isDatabaseUnavailable, type DatabaseAvailability } from '../db/availability.js';
+import { AppError, databaseUnavailableError, defaultRetryAfterSeconds, type ErrorCode } from '../errors.js';
 
 export { AppError };
 
@@ -71,8 +73,11 @@ const fastifyCodes: Record<string, [ErrorCode, string]> = {
   FST_ERR_MAX_PARAM_LENGTH: ['uri_too_long', 'A path segment is longer than any this server accepts.'],
 };
 
-export function toAppError(error: unknown): AppError | null {
+export function toAppError(error: unknown, retryAfterSeconds = defaultRetryAfterSeconds): AppError | null {
   if (error instanceof AppError) return error;
+  // A lost, refused or timed-out database connection, on either dialect: the request could not be
+  // served now but will be once the database answers.
+  if (isDatabaseUnavailable(error)) return databaseUnavailableError(retryAfterSeconds);
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return describeValidationError(fastifyError);
   const known = fastifyError?.code ? fastifyCodes[fastifyError.code] : undefined;
@@ -116,19 +121,28 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
         : new AppError('invalid_request', 'The request is not valid HTTP.');
   const body = JSON.stringify({ detail: appError.message, code: appError.code });
   if (socket.writable) {
+    // No request object exists, so no request id either: a fresh one, for the client to quote.
     socket.write(
       `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export interface ErrorHandlingOptions {
+  /** `Retry-After` of 503 answers (RETRY_AFTER_SECONDS). */
+  retryAfterSeconds?: number;
+  /** Told about database errors, so that an outage is logged once rather than per request. */
+  availability?: DatabaseAvailability;
+}
+
+export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions = {}): void {
   app.addSchema(ErrorBody);
 
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
+    options.availability?.observe(error);
+    const appError = toAppError(error, options.retryAfterSeconds);
     if (appError) return sendError(appError, request, reply);
     request.log.error({ err: error }, 'unexpected error');
     return reply

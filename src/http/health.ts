@@ -5,10 +5,11 @@ import type { Database } from '../db/connection.js';
 import { pendingMigrations } from '../db/migrate.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from './errors.js';
+import type { ServiceLifecycle } from './lifecycle.js';
 
 const HealthBody = Type.Object({ status: Type.Literal('ok') });
 
-export function registerHealthRoutes(app: FastifyInstance, database: Database): void {
+export function registerHealthRoutes(app: FastifyInstance, database: Database, lifecycle?: ServiceLifecycle): void {
   app.get(
     '/health/live',
     { schema: { tags: ['health'], summary: 'The process is up', response: { 200: HealthBody } } },
@@ -25,12 +26,15 @@ export function registerHealthRoutes(app: FastifyInstance, database: Database): 
       },
     },
     async (request) => {
+      if (lifecycle?.state === 'starting') throw new AppError('not_ready', 'The service is starting: it is waiting for the database.');
       let pending: string[];
       try {
         await sql`select 1`.execute(database.db);
         pending = await pendingMigrations(database);
       } catch (error) {
-        request.log.warn({ err: error }, 'readiness check failed');
+        // During an outage the availability tracker has logged it once; a probe every few seconds
+        // must not add a line each.
+        if (!database.availability.observe(error)) request.log.warn({ err: error }, 'readiness check failed');
         throw new AppError('not_ready', 'The database is not reachable.');
       }
       if (pending.length > 0) throw new AppError('not_ready', 'Database migrations are pending.');

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../app-context.js';
+import { MemoryPublicCacheStore } from '../publicdata/cache.js';
 import type { ScoringJobRow } from '../scoring/scoring-jobs.repository.js';
 import type { JobSettled } from '../scoring/scoring-worker.js';
 
@@ -24,7 +25,7 @@ export function createMetrics(ctx: AppContext) {
   });
   const rateLimited = new Counter({
     name: 'stampgate_rate_limit_rejections_total',
-    help: 'Requests refused with 429: by API-key tier (1-4), or `wallet` for the wallet routes\' budgets.',
+    help: 'Requests refused with 429: by API-key tier (1-4), `wallet` for the wallet routes\' budgets, `stake_events` for the keyless per-round staking events route, `public` for the public data API.',
     labelNames: ['tier'] as const,
     registers: [registry],
   });
@@ -65,6 +66,28 @@ export function createMetrics(ctx: AppContext) {
     },
   });
 
+  // The public data response cache, when it is this process's memory store.
+  const cacheStore = ctx.publicData.cache.store;
+  if (cacheStore instanceof MemoryPublicCacheStore) {
+    new Gauge({
+      name: 'stampgate_public_cache_bytes',
+      help: 'Bytes held by the public data response cache of this process (bound: PUBLIC_CACHE_MAX_BYTES).',
+      registers: [registry],
+      collect() {
+        this.set(cacheStore.bytes);
+      },
+    });
+    new Counter({
+      name: 'stampgate_public_cache_evictions_total',
+      help: 'Public data responses dropped from the cache of this process to stay within PUBLIC_CACHE_MAX_BYTES.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cacheStore.evictions);
+      },
+    });
+  }
+
   const startedAt = new Map<string, number>();
   ctx.worker.on('started', (job: ScoringJobRow) => startedAt.set(`${job.scorer_id}:${job.address}`, performance.now()));
   ctx.worker.on('settled', (settled: JobSettled) => {
@@ -77,7 +100,7 @@ export function createMetrics(ctx: AppContext) {
 
   return {
     registry,
-    rateLimitRejected(tier: number | 'wallet') {
+    rateLimitRejected(tier: number | 'wallet' | 'stake_events' | 'public') {
       rateLimited.inc({ tier: String(tier) });
     },
     /** Both halves on one server (a worker's monitoring listener, or a development API server). */

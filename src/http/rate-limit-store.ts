@@ -1,5 +1,5 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { RedisWatch } from '../db/redis.js';
 
 type IncrCallback = (error: Error | null, result: { current: number; ttl: number } | null) => void;
 
@@ -92,12 +92,11 @@ return {current, ttl}
 /**
  * A rate-limit store for @fastify/rate-limit that keeps budgets in Redis, so
  * every API process spends the same budget, and falls back to per-process
- * counting while Redis is unreachable (one warning), returning to Redis by
- * itself once it answers again.
+ * counting while Redis is unreachable (one warning per outage for the whole process, see
+ * RedisWatch), returning to Redis by itself once it answers again.
  */
-export function resilientRateLimitStore(redis: Redis | null, log: FastifyBaseLogger, prefix = 'stampgate:ratelimit:') {
+export function resilientRateLimitStore(redis: Redis | null, watch: RedisWatch | null, prefix = 'stampgate:ratelimit:') {
   const local = new WindowCounters();
-  let degraded = false;
 
   function incrLocal(key: string, windowMs: number): { current: number; ttl: number } {
     return local.incr(key, windowMs);
@@ -113,17 +112,11 @@ export function resilientRateLimitStore(redis: Redis | null, log: FastifyBaseLog
         .eval(incrScript, 1, `${prefix}${key}`, windowMs)
         .then((reply) => {
           const [current, ttl] = reply as [number, number];
-          if (degraded) {
-            degraded = false;
-            log.info('Redis is reachable again: rate limits are shared across processes again');
-          }
+          watch?.back();
           callback(null, { current, ttl });
         })
         .catch((error: Error) => {
-          if (!degraded) {
-            degraded = true;
-            log.warn({ err: error.message }, 'Redis is unreachable: rate limits are counted per process until it returns');
-          }
+          watch?.lost(error);
           callback(null, incrLocal(key, windowMs));
         });
     }

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { registerErrorHandling } from './errors.js';
 import { registerHealthRoutes } from './health.js';
+import { registerLifecycle, type ServiceLifecycle } from './lifecycle.js';
 import { createMetrics } from './metrics.js';
 
 /**
@@ -9,11 +10,15 @@ import { createMetrics } from './metrics.js';
  * (job latency and outcomes are counted where jobs run, so an API process cannot report them)
  * and the health checks. No API routes.
  */
-export async function buildWorkerServer(ctx: AppContext): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
-  registerErrorHandling(app);
+export async function buildWorkerServer(ctx: AppContext, lifecycle?: ServiceLifecycle): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, return503OnClosing: false });
+  registerErrorHandling(app, { retryAfterSeconds: ctx.config.retryAfterSeconds, availability: ctx.database.availability });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  if (lifecycle) registerLifecycle(app, lifecycle, ctx.config.retryAfterSeconds);
   if (ctx.config.metricsEnabled) createMetrics(ctx).register(app);
-  registerHealthRoutes(app, ctx.database);
+  registerHealthRoutes(app, ctx.database, lifecycle);
   await app.ready();
   return app;
 }

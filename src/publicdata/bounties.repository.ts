@@ -1,77 +1,173 @@
-import { type Expression, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { containsInsensitive, notIndexed, type DialectName } from '../db/dialect.js';
-import type { BountiesTable } from '../db/tables/public-data.js';
+import type { BountiesTable, PublicDataTables } from '../db/tables/public-data.js';
 
 export type BountyRow = BountiesTable;
 
-/** Columns a bounty list can be ordered by; each has a `(column, id)` index (migration 0008). */
-export type BountyOrderColumn =
-  | 'id'
-  | 'created_on'
-  | 'modified_on'
-  | 'web3_created'
-  | 'expires_date'
-  | 'title'
-  | 'github_url'
-  | 'github_org_name'
-  | 'github_repo_name'
-  | 'token_name'
-  | 'bounty_type'
-  | 'project_length'
-  | 'experience_level'
-  | 'status'
-  | 'is_open'
-  | 'bounty_owner_address'
-  | 'bounty_owner_github_username'
-  | 'value_in_token_sort'
-  | 'value_in_eth_sort'
-  | 'value_in_usdt_sort'
-  | 'value_in_usdt_now_sort';
+/**
+ * Columns a bounty list can be ordered by. Most have a `(column, id)` index
+ * (migrations 0008 and 0010); the long free-text ones do not.
+ */
+export type BountyOrderColumn = Exclude<
+  keyof BountiesTable & string,
+  | 'value_in_token'
+  | 'value_in_eth'
+  | 'value_in_usdt'
+  | 'value_in_usdt_now'
+  | 'github_issue_number'
+  | 'keywords'
+  | 'action_urls'
+  | 'paid'
+  | 'fulfiller_address'
+  | 'fulfiller_email'
+  | 'fulfiller_github_username'
+  | 'fulfiller_metadata'
+  | 'balance'
+  | 'token_value_in_usdt'
+  | 'value_true'
+  | 'interested'
+  | 'fulfillments'
+>;
+
+/**
+ * How a column marks "no value": SQL null, or the empty order key of the
+ * 0008 decimal columns. Columns not listed always hold a value.
+ */
+const EMPTY_MEANS_ABSENT = new Set<BountyOrderColumn>(['value_in_eth_sort', 'value_in_usdt_sort', 'value_in_usdt_now_sort']);
+const NOT_NULL = new Set<BountyOrderColumn>([
+  'id', 'title', 'github_url', 'github_org_name', 'github_repo_name', 'created_on', 'modified_on', 'web3_created', 'expires_date',
+  'value_in_token_sort', 'token_name', 'bounty_type', 'project_length', 'experience_level', 'current_bounty', 'status', 'is_open',
+  'bounty_owner_address', 'bounty_owner_email', 'bounty_owner_github_username', 'metadata',
+]);
+
+/**
+ * Long free text: ordered by its first 200 characters, ties by id, through an
+ * index of that prefix (migration 0010); a full-text order could not use an
+ * index on PostgreSQL, whose btree entries stop at about 2.7 kB.
+ */
+const PREFIX_ORDERED = new Set<BountyOrderColumn>(['raw_data', 'issue_description', 'metadata', 'privacy_preferences']);
 
 /** Columns of the case-insensitive substring filters. */
 export type BountyTextColumn = 'experience_level' | 'project_length' | 'bounty_type' | 'bounty_owner_address';
 
 export interface BountyListFilter {
   id?: number;
+  /** `pk__gt`: ids strictly greater. */
+  idAfter?: number;
   /** Per column: any of these substrings (OR), columns combined with AND. */
   contains: Partial<Record<BountyTextColumn, string[]>>;
   githubUrls?: string[];
   isOpen?: boolean;
+  /** Lower-case owner usernames, any of. */
+  ownerUsernames?: string[];
+  statuses?: string[];
+  networks?: string[];
+  standardBountiesIds?: number[];
+  /** Each list: lower-case usernames, any of which is among the bounty's interested workers (`started`, `interested_github_username`). */
+  interested?: string[][];
+  /** Lower-case usernames, any of which is among the bounty's fulfillers. */
+  fulfillers?: string[];
+  /** Case-insensitive substrings of `raw_data`, all of them. */
+  rawData?: string[];
   orderBy: BountyOrderColumn;
   descending: boolean;
   limit: number;
   offset: number;
 }
 
+export interface BountyPage {
+  rows: BountyRow[];
+  /** Rows matching the filters, before limit and offset. */
+  total: number;
+}
+
+type Eb = ExpressionBuilder<PublicDataTables, 'bounties'>;
+
 export function bountiesRepository(db: Db, dialect: DialectName) {
-  function listQuery(filter: BountyListFilter) {
+  function filtered(filter: BountyListFilter, now: number) {
     let query = db.selectFrom('bounties');
     if (filter.id !== undefined) query = query.where('id', '=', filter.id);
+    if (filter.idAfter !== undefined) query = query.where('id', '>', filter.idAfter);
     for (const [column, values] of Object.entries(filter.contains) as [BountyTextColumn, string[]][]) {
       if (values.length === 0) continue;
       query = query.where((eb) => eb.or(values.map((v) => containsInsensitive(dialect, eb.ref(column), v) as Expression<SqlBool>)));
     }
-    if (filter.githubUrls && filter.githubUrls.length > 0) query = query.where('github_url', 'in', filter.githubUrls);
+    if (filter.githubUrls?.length) query = query.where('github_url', 'in', filter.githubUrls);
+    if (filter.ownerUsernames?.length) query = query.where(sql`lower(bounty_owner_github_username)`, 'in', filter.ownerUsernames);
+    if (filter.statuses?.length) query = query.where('status', 'in', filter.statuses as BountyRow['status'][]);
+    if (filter.networks?.length) query = query.where('network', 'in', filter.networks);
+    if (filter.standardBountiesIds?.length) query = query.where('standard_bounties_id', 'in', filter.standardBountiesIds);
+    for (const names of filter.interested ?? []) query = query.where(people('interested', names));
+    if (filter.fulfillers?.length) query = query.where(people('fulfiller', filter.fulfillers));
+    for (const text of filter.rawData ?? []) query = query.where((eb) => containsInsensitive(dialect, eb.ref('raw_data'), text));
     if (filter.isOpen !== undefined) {
       // The (is_open, web3_created, id) index serves the default order; any other order walks its own index.
       const isOpen = filter.orderBy === 'web3_created' ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
-      query = query.where(isOpen, '=', filter.isOpen ? 1 : 0);
+      // Open = not completed and not past its expiry date; closed is the complement.
+      // The expiry is checked on the rows the walk visits: most open bounties are not expired, so its index would not narrow much.
+      const expires = notIndexed(dialect, 'expires_date');
+      query = filter.isOpen
+        ? query.where(isOpen, '=', 1).where(expires, '>', now)
+        : query.where((eb) => eb.or([eb(isOpen, '=', 0), eb(expires, '<=', now)]));
     }
+    return query;
+  }
+
+  function people(role: 'interested' | 'fulfiller', names: string[]) {
+    return (eb: Eb) =>
+      eb('id', 'in', db.selectFrom('bounty_people').select('bounty_id').where('role', '=', role).where('username_key', 'in', names));
+  }
+
+  /** The order key of a column: long free text sorts by its prefix, written as in the migration's indexes (a bound parameter would not match them). */
+  function orderKey(column: BountyOrderColumn) {
+    return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, 200)` : sql.ref(column);
+  }
+
+  /** Rows with / without a value in the order column (null, or an empty order key), as a range of its index. */
+  function hasValue(column: BountyOrderColumn, present: boolean) {
+    if (EMPTY_MEANS_ABSENT.has(column)) return (eb: Eb) => eb(sql.ref(column), present ? '>' : '=', '');
+    return (eb: Eb) => eb(orderKey(column), present ? 'is not' : 'is', null);
+  }
+
+  /** The filtered rows that have a value, in the chosen order: the index walk that serves most of a list. */
+  function listQuery(filter: BountyListFilter, now = Date.now()) {
+    let query = filtered(filter, now);
+    if (!NOT_NULL.has(filter.orderBy)) query = query.where(hasValue(filter.orderBy, true));
     const direction = filter.descending ? 'desc' : 'asc';
-    return query
-      .selectAll()
-      .orderBy(sql.ref(filter.orderBy), direction)
-      .orderBy('id', direction)
-      .limit(filter.limit)
-      .offset(filter.offset);
+    return query.selectAll().orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
   }
 
   return {
     listQuery,
 
-    async list(filter: BountyListFilter): Promise<BountyRow[]> {
-      return listQuery(filter).execute();
+    /**
+     * One page and the total. Rows without a value in the order column come
+     * after all rows with one, in either direction (by id in that direction):
+     * a walk of the column's index for the rows with a value, then, when the
+     * page is not full, a walk by id of the rows without one.
+     */
+    async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
+      const count = (query: ReturnType<typeof filtered>) =>
+        query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
+      const [rows, total] = await Promise.all([listQuery(filter, now).execute(), count(filtered(filter, now))]);
+      const column = filter.orderBy;
+      if (NOT_NULL.has(column) || rows.length === filter.limit || filter.offset + rows.length >= total) return { rows, total };
+      // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
+      const present = rows.length > 0 || filter.offset === 0 ? filter.offset + rows.length : await count(filtered(filter, now).where(hasValue(column, true)));
+      const direction = filter.descending ? 'desc' : 'asc';
+      const absent = await filtered(filter, now)
+        .where(hasValue(column, false))
+        .selectAll()
+        .orderBy('id', direction)
+        .limit(filter.limit - rows.length)
+        .offset(Math.max(0, filter.offset - present))
+        .execute();
+      return { rows: [...rows, ...absent], total };
+    },
+
+    async get(id: number): Promise<BountyRow | undefined> {
+      return db.selectFrom('bounties').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
     async count(): Promise<number> {

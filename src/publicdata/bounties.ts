@@ -1,33 +1,9 @@
 import { AppError } from '../errors.js';
 import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn } from './bounties.repository.js';
-import { type CachedDocument, cachePrefix, type PublicCache } from './cache.js';
-import { checkPaging, checkText, decimalAsNumber, formatDateTime, parseStoredJson } from './values.js';
-
-/** `order_by` fields (the wire names) and the column each one sorts by. */
-export const BOUNTY_ORDER_FIELDS: Record<string, BountyOrderColumn> = {
-  pk: 'id',
-  id: 'id',
-  created_on: 'created_on',
-  modified_on: 'modified_on',
-  web3_created: 'web3_created',
-  expires_date: 'expires_date',
-  title: 'title',
-  github_url: 'github_url',
-  github_org_name: 'github_org_name',
-  github_repo_name: 'github_repo_name',
-  token_name: 'token_name',
-  bounty_type: 'bounty_type',
-  project_length: 'project_length',
-  experience_level: 'experience_level',
-  status: 'status',
-  is_open: 'is_open',
-  bounty_owner_address: 'bounty_owner_address',
-  bounty_owner_github_username: 'bounty_owner_github_username',
-  value_in_token: 'value_in_token_sort',
-  value_in_eth: 'value_in_eth_sort',
-  value_in_usdt: 'value_in_usdt_sort',
-  value_in_usdt_now: 'value_in_usdt_now_sort',
-};
+import { BOUNTY_ORDER_FIELDS } from './bounty-order.js';
+import { renderVocabulary, type BountyVocabulary } from './bounty-vocabulary-render.js';
+import { type CachedDocument, cachePrefix, CountedList, type PublicCache } from './cache.js';
+import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseStoredJson } from './values.js';
 
 /** Most comma-separated alternatives one filter takes. */
 export const MAX_ALTERNATIVES = 50;
@@ -41,12 +17,21 @@ export interface BountyListQuery {
   github_url?: string;
   is_open?: string;
   pk?: number;
+  bounty_owner_github_username?: string;
+  idx_status?: string;
+  network?: string;
+  standard_bounties_id?: string;
+  pk__gt?: number;
+  started?: string;
+  interested_github_username?: string;
+  fulfiller_github_username?: string;
+  raw_data?: string;
   order_by?: string;
   limit: number;
   offset: number;
 }
 
-export interface Bounty {
+export interface Bounty extends BountyVocabulary {
   pk: number;
   url: string;
   created_on: string;
@@ -122,6 +107,7 @@ export function renderBounty(row: BountyRow, baseUrl: string, now: number): Boun
     fulfiller_email: row.fulfiller_email,
     fulfiller_github_username: row.fulfiller_github_username,
     fulfiller_metadata: parseStoredJson(row.fulfiller_metadata),
+    ...renderVocabulary(row),
   };
 }
 
@@ -133,6 +119,17 @@ export function alternatives(name: string, raw: string | undefined, transform: (
     throw new AppError('invalid_parameter', `${name} takes at most ${MAX_ALTERNATIVES} comma-separated values.`);
   }
   return values;
+}
+
+/** Comma-separated whole numbers (any of); anything else is a 400. */
+function integers(name: string, raw: string | undefined): number[] {
+  const values = alternatives(name, raw).map((text) => {
+    const value = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+    if (!(value <= MAX_ID)) throw new AppError('invalid_parameter', `${name} takes whole numbers from 0 to ${MAX_ID}, comma-separated.`);
+    return value;
+  });
+  // Deduplicated and in numeric order, so `7,007` and `7` share a cache key.
+  return [...new Set(values)].sort((a, b) => a - b);
 }
 
 function parseIsOpen(raw: string | undefined): boolean | undefined {
@@ -166,10 +163,23 @@ export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
     if (values.length > 0) contains[column] = values;
   }
   const githubUrls = alternatives('github_url', query.github_url);
+  const lower = (v: string) => v.toLowerCase();
+  const interested = [query.started, query.interested_github_username]
+    .map((raw, i) => alternatives(i === 0 ? 'started' : 'interested_github_username', raw, lower))
+    .filter((names) => names.length > 0);
+  const listed = <K extends keyof BountyListFilter>(key: K, values: BountyListFilter[K] & unknown[]) => (values.length > 0 ? { [key]: values } : {});
   return {
     ...(query.pk !== undefined ? { id: query.pk } : {}),
+    ...(query.pk__gt !== undefined ? { idAfter: query.pk__gt } : {}),
     contains,
     ...(githubUrls.length > 0 ? { githubUrls } : {}),
+    ...listed('ownerUsernames', alternatives('bounty_owner_github_username', query.bounty_owner_github_username, lower)),
+    ...listed('statuses', alternatives('idx_status', query.idx_status, lower)),
+    ...listed('networks', alternatives('network', query.network)),
+    ...listed('standardBountiesIds', integers('standard_bounties_id', query.standard_bounties_id)),
+    ...(interested.length > 0 ? { interested } : {}),
+    ...listed('fulfillers', alternatives('fulfiller_github_username', query.fulfiller_github_username, lower)),
+    ...listed('rawData', alternatives('raw_data', query.raw_data, lower)),
     ...(query.is_open !== undefined ? { isOpen: parseIsOpen(query.is_open) } : {}),
     ...parseOrderBy(query.order_by),
     limit: query.limit,
@@ -187,10 +197,23 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
       const filter = parseBountyQuery(query);
       const key = `${cachePrefix.bounties}${baseUrl}|${JSON.stringify(filter)}`;
       return cache.document(key, async () => {
-        const rows = await bounties.list(filter);
         const now = clock();
-        return rows.map((row) => renderBounty(row, baseUrl, now));
+        const page = await bounties.list(filter, now);
+        return new CountedList(
+          page.rows.map((row) => renderBounty(row, baseUrl, now)),
+          page.total,
+        );
       });
+    },
+
+    /** One bounty as a cached document, or null when there is none with that id. */
+    async get(id: number, baseUrl: string): Promise<CachedDocument | null> {
+      checkPaging({ pk: id, limit: 0, offset: 0 });
+      const document = await cache.document(`${cachePrefix.bounties}${baseUrl}|pk=${id}`, async () => {
+        const row = await bounties.get(id);
+        return row ? renderBounty(row, baseUrl, clock()) : null;
+      });
+      return document.body === 'null' ? null : document;
     },
   };
 }

@@ -18,6 +18,16 @@ export interface CachedDocument {
   etag: string;
   /** When the document was built (epoch ms). */
   builtAt: number;
+  /** For a list: how many items match in all (before limit and offset). */
+  total?: number;
+}
+
+/** What a list build returns: the page, and how many items match in all (`X-Total-Count`). */
+export class CountedList {
+  constructor(
+    readonly items: unknown[],
+    readonly total: number,
+  ) {}
 }
 
 export interface PublicCacheStore {
@@ -31,32 +41,37 @@ export function etagOf(body: string): string {
 }
 
 export function toDocument(value: unknown, builtAt: number): CachedDocument {
+  if (value instanceof CountedList) {
+    const body = JSON.stringify(value.items);
+    return { body, etag: etagOf(body), builtAt, total: value.total };
+  }
   const body = JSON.stringify(value);
   return { body, etag: etagOf(body), builtAt };
 }
 
 export interface MemoryStoreOptions {
-  /** Most documents kept; the least recently used goes first. */
-  maxEntries?: number;
-  /** Most body bytes (UTF-16 code units) kept in total. */
-  maxChars?: number;
+  /** Most bytes kept in total: UTF-8 body and key, plus a fixed allowance per entry. */
+  maxBytes?: number;
   clock?: () => number;
 }
 
+/** What one entry costs beyond its body and key (map slot, ETag, bookkeeping), so tiny entries are not free. */
+export const ENTRY_OVERHEAD_BYTES = 256;
+
 /**
- * A bounded in-memory store: query strings vary freely, so entries are capped
- * by count and by size, evicting the least recently used.
+ * A bounded in-memory store: query strings vary freely, so the store is capped
+ * by the bytes it holds (PUBLIC_CACHE_MAX_BYTES), not by its number of entries,
+ * evicting the least recently used.
  */
 export class MemoryPublicCacheStore implements PublicCacheStore {
-  private readonly entries = new Map<string, { document: CachedDocument; expiresAt: number }>();
-  private chars = 0;
-  private readonly maxEntries: number;
-  private readonly maxChars: number;
+  private readonly entries = new Map<string, { document: CachedDocument; expiresAt: number; bytes: number }>();
+  private heldBytes = 0;
+  private evicted = 0;
+  private readonly maxBytes: number;
   private readonly clock: () => number;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 2000;
-    this.maxChars = options.maxChars ?? 64 * 1024 * 1024;
+    this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.clock = options.clock ?? Date.now;
   }
 
@@ -72,10 +87,12 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
 
   async set(key: string, document: CachedDocument, ttlSeconds: number): Promise<void> {
     this.delete(key);
-    if (ttlSeconds <= 0 || document.body.length > this.maxChars) return;
-    this.insert(key, { document, expiresAt: this.clock() + ttlSeconds * 1000 });
-    while (this.entries.size > this.maxEntries || this.chars > this.maxChars) {
+    const bytes = Buffer.byteLength(document.body) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
+    if (ttlSeconds <= 0 || bytes > this.maxBytes) return;
+    this.insert(key, { document, expiresAt: this.clock() + ttlSeconds * 1000, bytes });
+    while (this.heldBytes > this.maxBytes) {
       this.delete(this.entries.keys().next().value as string);
+      this.evicted += 1;
     }
   }
 
@@ -88,16 +105,26 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
     return this.entries.size;
   }
 
-  private insert(key: string, entry: { document: CachedDocument; expiresAt: number }): void {
+  /** Bytes held, as counted against the bound (the `stampgate_public_cache_bytes` metric). */
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
+  /** Entries dropped to stay within the bound since start (the `stampgate_public_cache_evictions_total` metric). */
+  get evictions(): number {
+    return this.evicted;
+  }
+
+  private insert(key: string, entry: { document: CachedDocument; expiresAt: number; bytes: number }): void {
     this.entries.set(key, entry);
-    this.chars += entry.document.body.length;
+    this.heldBytes += entry.bytes;
   }
 
   private delete(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    this.chars -= entry.document.body.length;
+    this.heldBytes -= entry.bytes;
   }
 }
 

@@ -9,6 +9,7 @@ import type {
 import { parseTimestampFilter } from '../scoring/timestamps.js';
 import { descriptionHash, titleKey } from './grants.js';
 import { handleKey } from './profiles.js';
+import { readBountyVocabulary } from './bounty-vocabulary-records.js';
 import { decimalOrderKey, isNonNegativeDecimal } from './values.js';
 
 /**
@@ -45,7 +46,7 @@ const HANDLE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const MAX_TEXT = 10_000;
 
 /** Reads one record's fields, collecting problems. */
-class Fields {
+export class Fields {
   constructor(
     private readonly path: string,
     private readonly record: Record<string, unknown>,
@@ -380,6 +381,7 @@ export function readBounty(path: string, record: unknown, problems: Problem[]): 
       fulfiller_email: f.optionalText('fulfiller_email', 320),
       fulfiller_github_username: f.optionalText('fulfiller_github_username', 100),
       fulfiller_metadata: f.object('fulfiller_metadata'),
+      ...readBountyVocabulary(f),
     };
   });
 }

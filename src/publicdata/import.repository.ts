@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/connection.js';
+import type { BountyPeopleTable } from '../db/tables/bounty-vocabulary.js';
 import type { BountiesTable, ContributionsTable, GrantRoundsTable, GrantsTable, ProfilesTable } from '../db/tables/public-data.js';
 
 /** Bind parameters per statement, below SQLite's 32766 and PostgreSQL's 65535. */
@@ -55,6 +56,12 @@ export function importRepository(db: Db) {
     upsertGrants: (rows: GrantsTable[]) => upsert('grants', 'id', rows),
     upsertContributions: (rows: ContributionsTable[]) => upsert('contributions', 'id', rows),
     upsertBounties: (rows: BountiesTable[]) => upsert('bounties', 'id', rows),
+
+    /** Replaces the interested workers and fulfillers of each given bounty. */
+    async replaceBountyPeople(bountyIds: number[], rows: BountyPeopleTable[]): Promise<void> {
+      for (const part of chunks(bountyIds, LOOKUP_CHUNK)) await db.deleteFrom('bounty_people').where('bounty_id', 'in', part).execute();
+      for (const part of chunks(rows, 5000)) await db.insertInto('bounty_people').values(part).execute();
+    },
 
     /** Replaces the team of each given grant. */
     async replaceTeams(teams: Map<number, number[]>): Promise<void> {

@@ -11,6 +11,7 @@ import {
   readRound,
 } from './import-records.js';
 import { importRepository, type UpsertCount } from './import.repository.js';
+import { bountyPeople } from './bounty-vocabulary-records.js';
 import { handleKey } from './profiles.js';
 
 /** Sections of an import document, in the order they are stored (later ones refer to earlier ones). */
@@ -138,6 +139,7 @@ export function importService(database: Database, cache: PublicCache, clock: () 
       });
       counts.contributions = await repo.upsertContributions(storedContributions);
       counts.bounties = await repo.upsertBounties(bounties.map(({ value }) => value));
+      await repo.replaceBountyPeople(bounties.map(({ value }) => value.id), bounties.flatMap(({ value }) => bountyPeople(value)));
     });
 
     const changed = new Set<string>();

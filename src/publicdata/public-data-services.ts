@@ -42,7 +42,7 @@ export interface PublicDataOptions {
 /** Grants, bounties, exports, export authentication and the legacy bounty read. */
 export function createPublicDataServices(config: Config, database: Database, options: PublicDataOptions = {}) {
   const clock = options.clock ?? Date.now;
-  const cache = new PublicCache(options.cacheStore ?? new MemoryPublicCacheStore({ clock }), config.publicCacheTtlSeconds, clock);
+  const cache = new PublicCache(options.cacheStore ?? new MemoryPublicCacheStore({ clock, maxBytes: config.publicCacheMaxBytes }), config.publicCacheTtlSeconds, clock);
   const exportAuth = exportAuthService(exportCredentialsRepository(database.db), clock);
   const imports = importService(database, cache, clock);
   return {

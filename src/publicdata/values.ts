@@ -53,6 +53,9 @@ export function checkText(name: string, value: string): string {
 /** Largest id a `pk` filter takes (the id columns are 32-bit integers on PostgreSQL). */
 export const MAX_ID = 2_147_483_647;
 
+/** Deepest `offset` a public list accepts: each step deeper costs a row read, so deep paging goes through filters. */
+export const MAX_OFFSET = 10_000;
+
 /**
  * The paging numbers a list accepts, checked in the domain too: the HTTP schema refuses
  * non-finite and unsafe integers (`x-safe-integer`), other callers may not, and a value past
@@ -66,6 +69,9 @@ export function checkPaging(query: { pk?: number; limit: number; offset: number 
     throw new AppError('invalid_limit', 'limit must be an integer from 0 to 1000.');
   }
   if (!Number.isSafeInteger(query.offset) || query.offset < 0) throw new AppError('invalid_offset', 'offset must be a non-negative integer.');
+  if (query.offset > MAX_OFFSET) {
+    throw new AppError('invalid_offset', `offset must be at most ${MAX_OFFSET}; page deeper with a filter (pk__gt on bounties).`);
+  }
 }
 
 /** Parses JSON text stored by the import (objects and arrays it validated). */

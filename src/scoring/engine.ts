@@ -100,6 +100,10 @@ export interface ScoreComputation {
   evidence: ThresholdScoreCheck | null;
   /** One stamp per provider, in provider order. */
   counted: CountedStamp[];
+  /** The record's `stamp_scores`: provider → applied weight, five fraction digits, for each counted stamp. */
+  stampScores: Record<string, string>;
+  /** The record's `expiration_date`: the earliest expiry among the counted stamps; null when none counted. */
+  expirationDate: Date | null;
   deduplicated: DeduplicatedStamp[];
   ignored: IgnoredStamp[];
   /** In nullifier order. */
@@ -189,7 +193,13 @@ export function computeScore(input: ScoringInput): ScoreComputation {
 
   const raw = sumDecimals(weights);
   const claims = claimsFor(countedStamps, input.holds, address, isLive);
-  const result = { rawScore: formatDecimal(raw), counted, deduplicated, ignored, claims };
+  // fromEntries defines own properties, so even a provider called "__proto__" is an ordinary key.
+  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatScore(weights[index] as Big)]));
+  const expirationDate = countedStamps.reduce<Date | null>(
+    (earliest, stamp) => (earliest === null || stamp.expirationDate.getTime() < earliest.getTime() ? stamp.expirationDate : earliest),
+    null,
+  );
+  const result = { rawScore: formatDecimal(raw), counted, stampScores, expirationDate, deduplicated, ignored, claims };
 
   if (threshold === null) {
     return { ...result, score: formatScore(raw), evidence: null };

@@ -48,6 +48,8 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
   return {
     score: result.score,
     evidence: result.evidence ? JSON.stringify(result.evidence) : null,
+    expirationDate: result.expirationDate === null ? null : result.expirationDate.getTime(),
+    stampScores: JSON.stringify(result.stampScores),
     claims: result.claims.map((c) => {
       const hold = holds.get(c.nullifier);
       const expiresAt = c.expiresAt.getTime();

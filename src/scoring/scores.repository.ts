@@ -17,7 +17,17 @@ export function scoresRepository(db: Db) {
     db
       .selectFrom('scorers as sc')
       .leftJoin('scores as s', (join) => join.onRef('s.scorer_id', '=', 'sc.id').on('s.address', '=', address))
-      .select(['s.address', 's.status', 's.score', 's.evidence', 's.error', 's.last_score_timestamp', 's.scorer_id'])
+      .select([
+        's.address',
+        's.status',
+        's.score',
+        's.evidence',
+        's.error',
+        's.last_score_timestamp',
+        's.scorer_id',
+        's.expiration_date',
+        's.stamp_scores',
+      ])
       .where('sc.id', '=', scorerId)
       .where('sc.account_id', '=', accountId),
   );

@@ -1,5 +1,5 @@
-import type { EventEmitter } from 'node:events';
-import { AppError } from '../errors.js';
+import { type EventEmitter, setMaxListeners } from 'node:events';
+import { AppError, shuttingDownError } from '../errors.js';
 import { isScorerId } from './accounts.js';
 import type { ScoreStatus } from '../db/tables.js';
 import type { ThresholdScoreCheck } from './engine.js';
@@ -8,14 +8,18 @@ import type { JobSettled, ScoringWorker } from './scoring-worker.js';
 import type { ScoreRow, ScoresRepository } from './scores.repository.js';
 import { formatScoringTimestamp, parseTimestampFilter } from './timestamps.js';
 
-/** The score record of the interface, exactly its six fields. */
+/** The full score record: the interface's six fields plus `expiration_date` and `stamp_scores`. */
 export interface ScoreRecord {
   address: string;
   score: string | null;
   status: ScoreStatus;
   last_score_timestamp: string;
+  /** Earliest expiry among the counted stamps; null when none counted or while PROCESSING. */
+  expiration_date: string | null;
   evidence: ThresholdScoreCheck | null;
   error: string | null;
+  /** Provider → 5-dp weight of each counted stamp; null only while PROCESSING. */
+  stamp_scores: Record<string, string> | null;
 }
 
 export interface ScoreList {
@@ -29,8 +33,25 @@ export function toScoreRecord(row: ScoreRow): ScoreRecord {
     score: row.score,
     status: row.status,
     last_score_timestamp: formatScoringTimestamp(row.last_score_timestamp),
+    expiration_date: row.expiration_date === null ? null : formatScoringTimestamp(Number(row.expiration_date)),
     evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as ThresholdScoreCheck),
     error: row.error,
+    // Settled rows always answer an object, whatever an older row holds.
+    stamp_scores: row.stamp_scores !== null ? (JSON.parse(row.stamp_scores) as Record<string, string>) : row.status === 'PROCESSING' ? null : {},
+  };
+}
+
+/** What `enqueue` wrote to the score row: the record as it stands until the job settles. */
+function processingRecord(address: string, at: number): ScoreRecord {
+  return {
+    address,
+    score: null,
+    status: 'PROCESSING',
+    last_score_timestamp: formatScoringTimestamp(at),
+    expiration_date: null,
+    evidence: null,
+    error: null,
+    stamp_scores: null,
   };
 }
 
@@ -61,6 +82,8 @@ export interface ScoreServiceOptions {
   settledJobs?: EventEmitter;
   /** Tells the workers of every process that a job was queued (default: the local worker only). */
   announceJob?: () => void;
+  /** `Retry-After` of the 503 a submission gets once shutdown has begun. */
+  retryAfterSeconds?: number;
 }
 
 export function scoreService(
@@ -73,6 +96,8 @@ export function scoreService(
   // A submission keeps running when its client disconnects, so the HTTP server's close does not
   // wait for it; shutdown ends the waits (answering what was read last) and waits for them instead.
   const shutdown = new AbortController();
+  // Every waiting submission listens for the abort: any number may wait at once.
+  setMaxListeners(0, shutdown.signal);
   const inFlight = new Set<Promise<unknown>>();
 
   async function waitForScore(scorerId: number, address: string, deadline: number): Promise<ScoreRow | undefined> {
@@ -105,13 +130,22 @@ export function scoreService(
   return {
     /** Records the submission durably, then waits a little for the score. */
     async submit(scorerId: number, address: string): Promise<ScoreRecord> {
-      if (shutdown.signal.aborted) throw new AppError('not_ready', 'The server is shutting down; submit again.');
+      if (shutdown.signal.aborted) throw shuttingDownError(options.retryAfterSeconds);
       const work = (async () => {
         const start = clock();
+        // A failure here (the database unavailable) means nothing was recorded: the caller is
+        // told so (503) and submits again.
         await jobs.enqueue(scorerId, address, start);
         if (options.announceJob) options.announceJob();
         else worker?.notify();
-        const row = await waitForScore(scorerId, address, start + options.submitWaitMs);
+        let row: ScoreRow | undefined;
+        try {
+          row = await waitForScore(scorerId, address, start + options.submitWaitMs);
+        } catch {
+          // The submission is recorded and its job queued; only reading the score failed (the
+          // database went away meanwhile). Refusing now would tell the client it was not recorded.
+          return processingRecord(address, start);
+        }
         if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
         return toScoreRecord(row);
       })();
@@ -129,11 +163,12 @@ export function scoreService(
       await Promise.allSettled([...inFlight]);
     },
 
-    async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreList> {
+    /** The row of the single-score read (the route writes its body with singleScoreJson). */
+    async getScore(scorerId: number, accountId: number, address: string): Promise<ScoreRow> {
       const found = isScorerId(scorerId) ? await scores.findForAccount(scorerId, accountId, address) : { scorerFound: false, score: undefined };
       if (!found.scorerFound) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
       if (!found.score) throw new AppError('not_submitted', `The address ${address} has not been submitted to scorer ${scorerId}.`);
-      return { items: [toScoreRecord(found.score)], count: 1 };
+      return found.score;
     },
 
     async listScores(scorerId: number, query: ScoreListQuery): Promise<ScoreList> {

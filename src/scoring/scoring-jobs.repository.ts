@@ -7,6 +7,10 @@ export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
 export interface ScoringOutcome {
   score: string;
   evidence: string | null;
+  /** Epoch ms: the earliest expiry among the counted stamps, null when none counted. */
+  expirationDate: number | null;
+  /** JSON object provider → 5-dp weight of each counted stamp (`{}` when none). */
+  stampScores: string;
   /**
    * Nullifiers the counted stamps hold for this address, until the stamp expires; `heldAlready`
    * when the address held it, with this expiry, as the score was computed.
@@ -36,7 +40,17 @@ export function scoringJobsRepository(database: Database) {
   const markProcessing = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
     db
       .insertInto('scores')
-      .values({ scorer_id: scorerId, address, status: 'PROCESSING', score: null, evidence: null, error: null, last_score_timestamp: now })
+      .values({
+        scorer_id: scorerId,
+        address,
+        status: 'PROCESSING',
+        score: null,
+        evidence: null,
+        error: null,
+        last_score_timestamp: now,
+        expiration_date: null,
+        stamp_scores: null,
+      })
       .onConflict((oc) =>
         oc.columns(['scorer_id', 'address']).doUpdateSet({
           status: 'PROCESSING',
@@ -44,6 +58,8 @@ export function scoringJobsRepository(database: Database) {
           evidence: null,
           error: null,
           last_score_timestamp: now,
+          expiration_date: null,
+          stamp_scores: null,
         }),
       ),
   );
@@ -83,12 +99,13 @@ export function scoringJobsRepository(database: Database) {
     const query = db.selectFrom('scoring_jobs').selectAll().where('id', '=', id);
     return dialect === 'postgres' ? query.forUpdate() : query;
   });
-  const writeDone = compiledOnce((db: Db, scorerId: number, address: string, score: string, evidence: string | null, now: number) =>
-    db
-      .updateTable('scores')
-      .set({ status: 'DONE', score, evidence, error: null, last_score_timestamp: now })
-      .where('scorer_id', '=', scorerId)
-      .where('address', '=', address),
+  const writeDone = compiledOnce(
+    (db: Db, scorerId: number, address: string, score: string, evidence: string | null, expirationDate: number | null, stampScores: string, now: number) =>
+      db
+        .updateTable('scores')
+        .set({ status: 'DONE', score, evidence, error: null, last_score_timestamp: now, expiration_date: expirationDate, stamp_scores: stampScores })
+        .where('scorer_id', '=', scorerId)
+        .where('address', '=', address),
   );
   const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
   return {
@@ -152,7 +169,7 @@ export function scoringJobsRepository(database: Database) {
               .execute();
             if (taken.length !== toWrite.length) throw new RunAgain();
           }
-          await writeDone(trx, job.scorer_id, job.address, outcome.score, outcome.evidence, now);
+          await writeDone(trx, job.scorer_id, job.address, outcome.score, outcome.evidence, outcome.expirationDate, outcome.stampScores, now);
           await removeJob(trx, job.id);
           return 'done' as const;
         });
@@ -195,7 +212,8 @@ export function scoringJobsRepository(database: Database) {
         }
         await trx
           .updateTable('scores')
-          .set({ status: 'ERROR', score: null, evidence: null, error, last_score_timestamp: now })
+          // Nothing counted for a failed scoring: `{}`, so clients that iterate stamp_scores keep working.
+          .set({ status: 'ERROR', score: null, evidence: null, error, last_score_timestamp: now, expiration_date: null, stamp_scores: '{}' })
           .where('scorer_id', '=', job.scorer_id)
           .where('address', '=', job.address)
           .execute();
@@ -204,11 +222,14 @@ export function scoringJobsRepository(database: Database) {
       });
     },
 
-    /** Gives a claimed job back untouched (graceful shutdown), for another worker to take now. */
-    async release(job: ScoringJobRow, owner: string, now: number): Promise<void> {
+    /**
+     * Gives a claimed job back without spending its attempt, for another worker to take at
+     * `runAfter` (now by default: graceful shutdown; later after a database fault).
+     */
+    async release(job: ScoringJobRow, owner: string, now: number, runAfter = now): Promise<void> {
       await db
         .updateTable('scoring_jobs')
-        .set((eb) => ({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: now, attempts: eb('attempts', '-', 1) }))
+        .set((eb) => ({ state: 'queued', lease_owner: null, lease_expires_at: null, run_after: runAfter, attempts: eb('attempts', '-', 1) }))
         .where('id', '=', job.id)
         .where('lease_owner', '=', owner)
         .execute();

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { isDatabaseUnavailable } from '../db/availability.js';
 import type { ScoringJobRow, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
 
 export interface ScoringWorkerOptions {
@@ -144,6 +145,17 @@ export class ScoringWorker extends EventEmitter {
 
   async #recordFailure(job: ScoringJobRow, error: unknown): Promise<JobSettled['outcome']> {
     this.emit('failure', error);
+    if (isDatabaseUnavailable(error)) {
+      // The database failed, not the job: it runs again shortly without spending an attempt, so
+      // that an outage or a dropped connection never turns a score into ERROR.
+      try {
+        await this.#jobs.release(job, this.owner, this.#clock(), this.#clock() + this.#options.backoffBaseMs);
+      } catch (releaseError) {
+        // Unreachable still: the lease runs out and the job is taken over then.
+        this.emit('failure', releaseError);
+      }
+      return 'rerun';
+    }
     const message = shortError(error);
     const retry = job.attempts < this.#options.maxAttempts;
     const retryAt = retry ? this.#clock() + this.#options.backoffBaseMs * 2 ** (job.attempts - 1) : null;
@@ -172,8 +184,11 @@ interface WorkerLog {
   warn(obj: object, msg: string): void;
 }
 
-/** Log lines of a worker's jobs: debug per job (with timings), a warning per failure. */
-export function logWorkerEvents(worker: ScoringWorker, log: WorkerLog): void {
+/**
+ * Log lines of a worker's jobs: debug per job (with timings), a warning per failure, except those
+ * `isOutage` claims (a database outage is logged once, by the database's availability tracker).
+ */
+export function logWorkerEvents(worker: ScoringWorker, log: WorkerLog, isOutage: (error: unknown) => boolean = () => false): void {
   worker.on('started', (job: ScoringJobRow) =>
     log.debug(
       { owner: worker.owner, scorerId: job.scorer_id, address: job.address, attempt: job.attempts, leaseExpiresAt: job.lease_expires_at, at: Date.now() },
@@ -183,5 +198,7 @@ export function logWorkerEvents(worker: ScoringWorker, log: WorkerLog): void {
   worker.on('settled', (settled: JobSettled) =>
     log.debug({ owner: worker.owner, ...settled, at: Date.now() }, 'scoring job settled'),
   );
-  worker.on('failure', (error: Error) => log.warn({ owner: worker.owner, err: error?.message }, 'scoring job attempt failed'));
+  worker.on('failure', (error: Error) => {
+    if (!isOutage(error)) log.warn({ owner: worker.owner, err: error?.message }, 'scoring job attempt failed');
+  });
 }

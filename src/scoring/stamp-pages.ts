@@ -34,12 +34,17 @@ export function decodePageToken(token: string): number {
 
 export function stampPageService(repo: StampsRepository, catalogue: Catalogue) {
   return {
-    async page(address: string, options: { limit: number; offset: number; includeMetadata: boolean }): Promise<StampPage> {
+    /** `metadataFor`: the catalogue entries to attach (default: the catalogue's own, icons as stored). */
+    async page(
+      address: string,
+      options: { limit: number; offset: number; includeMetadata: boolean; metadataFor?: (provider: string) => ProviderMetadata | null },
+    ): Promise<StampPage> {
+      const metadataFor = options.metadataFor ?? catalogue.metadataFor;
       const { limit, offset } = options;
       const rows = limit === 0 ? [] : await repo.livePage(address, limit + 1, offset);
       const items = rows.slice(0, limit).map((row): StampItem => {
         const item: StampItem = { version: stampItemVersion, credential: JSON.parse(row.credential) };
-        if (options.includeMetadata) item.metadata = catalogue.metadataFor(row.provider);
+        if (options.includeMetadata) item.metadata = metadataFor(row.provider);
         return item;
       });
       return {

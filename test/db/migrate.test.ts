@@ -1,3 +1,4 @@
+import { type Kysely, Migrator, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, pendingMigrations } from '../../src/db/migrate.js';
 import { allMigrations } from '../../src/db/migrations/index.js';
@@ -17,6 +18,71 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
       expect(await pendingMigrations(database)).toEqual([]);
       const tables = await database.db.introspection.getTables();
       expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['accounts', 'scorers', 'api_keys', 'nonces']));
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('0009-score-record backfills settled rows with stamp_scores {} and leaves PROCESSING rows null', async () => {
+    test = await createTestDatabase(kind);
+    const database = test.open();
+    try {
+      const schema =
+        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+      const migrator = new Migrator({
+        db: database.db,
+        provider: { getMigrations: async () => allMigrations(kind) },
+        ...(schema ? { migrationTableSchema: schema } : {}),
+      });
+      expect((await migrator.migrateTo('0008-public-data')).error).toBeUndefined();
+      const db = database.db as unknown as Kysely<any>;
+      const account = await db.insertInto('accounts').values({ name: 'old', created_at: 1 }).returning('id').executeTakeFirstOrThrow();
+      const scorer = await db
+        .insertInto('scorers')
+        .values({ account_id: account.id, name: 'old', type: 'weighted', threshold: '20', weights: '{}', requires_signature: 0, created_at: 1, updated_at: 1 })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const row = (address: string, status: string) => ({
+        scorer_id: scorer.id,
+        address,
+        status,
+        score: status === 'DONE' ? '1.00000' : null,
+        evidence: null,
+        error: status === 'ERROR' ? 'failed' : null,
+        last_score_timestamp: 1,
+      });
+      await db.insertInto('scores').values([row('0x01', 'DONE'), row('0x02', 'ERROR'), row('0x03', 'PROCESSING')]).execute();
+      const stakeEvent = (txHash: string, block: number, logIndex: number) => ({
+        tx_hash: txHash,
+        log_index: logIndex,
+        block_number: block,
+        type: 'selfStake',
+        round_id: '1',
+        staker: '0xaa',
+        user_address: null,
+        amount: '1',
+        staked: 1,
+        source: 'import',
+        created_at: 1,
+      });
+      await db.insertInto('stake_events').values([stakeEvent('0xc', 9, 0), stakeEvent('0xa', 3, 2), stakeEvent('0xb', 3, 1)]).execute();
+
+      expect(await migrateToLatest(database)).toContain('0009-score-record');
+      const rows = await db.selectFrom('scores').select(['address', 'stamp_scores', 'expiration_date']).orderBy('address').execute();
+      expect(rows).toEqual([
+        { address: '0x01', stamp_scores: '{}', expiration_date: null },
+        { address: '0x02', stamp_scores: '{}', expiration_date: null },
+        { address: '0x03', stamp_scores: null, expiration_date: null },
+      ]);
+      // Stored staking events are numbered in chain order; later arrivals continue the numbering.
+      await db.insertInto('stake_events').values(stakeEvent('0xd', 1, 0)).execute();
+      const numbered = await db.selectFrom('stake_events').select(['tx_hash', 'id']).orderBy('tx_hash').execute();
+      expect(numbered.map((r) => [r.tx_hash, Number(r.id)])).toEqual([
+        ['0xa', 2],
+        ['0xb', 1],
+        ['0xc', 3],
+        ['0xd', 4],
+      ]);
     } finally {
       await database.close();
     }

@@ -2,6 +2,7 @@
  * For tests and tools that run `stampgate` as real OS processes (test/cli/shutdown.test.ts,
  * test/cluster/cluster.test.ts, loadtest/run.ts).
  */
+import { type ChildProcess, spawn as spawnChild } from 'node:child_process';
 import { readdirSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -46,4 +47,68 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
       timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
     }),
   ]);
+}
+
+/** A `stampgate` OS process with its output kept as lines, for tests that start several. */
+export class RunningCli {
+  readonly lines: string[] = [];
+  exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly child: ChildProcess;
+  #partial = '';
+
+  constructor(
+    readonly label: string,
+    cliPath: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    cwd: string,
+  ) {
+    this.child = spawnChild(process.execPath, [cliPath, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        const parts = (this.#partial + chunk).split('\n');
+        this.#partial = parts.pop() ?? '';
+        this.lines.push(...parts);
+      });
+    }
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      }),
+    );
+  }
+
+  /** Parsed JSON log lines (pino), skipping plain output. */
+  entries(): { level: number; msg: string; [field: string]: unknown }[] {
+    return this.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg: string });
+  }
+
+  tail(count = 20): string {
+    return [`--- ${this.label} output tail`, ...this.lines.slice(-count), this.#partial].join('\n');
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM', ms = 20_000) {
+    if (!this.exit) this.child.kill(signal);
+    return withTimeout(this.exited, ms, `${this.label} exit after ${signal}`);
+  }
+}
+
+/** The environment of a child process: this one's without any Stampgate setting, plus `settings`. */
+export function cliEnvironment(settingNames: string[], settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of settingNames) delete env[name];
+  delete env.NODE_OPTIONS;
+  return { ...env, ...settings };
+}
+
+/** Polls `probe` until it returns true; fails naming `what` after `timeoutMs`. */
+export async function waitFor(what: string, timeoutMs: number, probe: () => boolean | Promise<boolean>, everyMs = 50): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
 }

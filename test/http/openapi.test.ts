@@ -28,6 +28,35 @@ describe('OpenAPI document and /docs', () => {
     expect(doc.components.schemas.ErrorBody.required).toEqual(['detail', 'code']);
   });
 
+  it('describes the full score record, the single read shape, per-round staking events and icons', async () => {
+    const doc = (await t.app.inject('/openapi.json')).json();
+    const json = (path: string, method = 'get', status = '200') => doc.paths[path][method].responses[status].content['application/json'].schema;
+    const single = json('/registry/score/{scorer_id}/{address}');
+    const recordFields = ['address', 'score', 'status', 'last_score_timestamp', 'expiration_date', 'evidence', 'error', 'stamp_scores'];
+    expect(Object.keys(single.properties)).toEqual([...recordFields, 'items', 'count']);
+    expect(single.required).toEqual(expect.arrayContaining([...recordFields, 'items', 'count']));
+    expect(Object.keys(single.properties.items.items.properties)).toEqual(recordFields);
+    expect(single.properties.stamp_scores.description).toMatch(/null only while PROCESSING/);
+    expect(single.properties.expiration_date.description).toMatch(/earliest expirationDate/);
+    for (const schema of [json('/registry/submit-passport', 'post'), json('/registry/score/{scorer_id}').properties.items.items]) {
+      expect(Object.keys(schema.properties)).toEqual(recordFields);
+    }
+
+    const events = doc.paths['/registry/gtc-stake/{address}/{round_id}'].get;
+    expect(events.security).toEqual([]);
+    expect(events.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['address', 'round_id']);
+    expect(Object.keys(events.responses['200'].content['application/json'].schema.properties.results.items.properties)).toEqual([
+      'id', 'event_type', 'round_id', 'staker', 'address', 'amount', 'staked', 'block_number', 'tx_hash',
+    ]);
+    expect(Object.keys(events.responses)).toEqual(expect.arrayContaining(['200', '400', '429']));
+    expect(doc.paths['/registry/govtoken-stake/{address}/{round_id}']).toBeDefined();
+
+    const icon = doc.paths['/static/icons/{file}'].get;
+    expect(icon.security).toEqual([]);
+    expect(Object.keys(icon.responses['200'].content)).toEqual(['image/svg+xml']);
+    expect(json('/registry/stamp-metadata').items.properties.icon.description).toMatch(/Absolute URL/);
+  });
+
   it('serves the interactive documentation page', async () => {
     const res = await t.app.inject('/docs/');
     expect(res.statusCode).toBe(200);

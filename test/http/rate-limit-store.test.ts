@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { describe, expect, inject, it } from 'vitest';
 import { resilientRateLimitStore, WindowCounters } from '../../src/http/rate-limit-store.js';
 
@@ -69,7 +68,7 @@ describe('WindowCounters (the per-process rate-limit store)', () => {
   });
 
   it('answers through the @fastify/rate-limit store interface without Redis', async () => {
-    const Store = resilientRateLimitStore(null, pino({ level: 'silent' }));
+    const Store = resilientRateLimitStore(null, null);
     const store = new Store().child();
     const incr = (key: string) =>
       new Promise<{ current: number; ttl: number }>((resolve, reject) =>
@@ -89,7 +88,7 @@ describe.runIf(redisUrl)('the Redis rate-limit store', () => {
     await redis.connect();
     const prefix = `stampgate:test:${randomBytes(6).toString('hex')}:`;
     try {
-      const Store = resilientRateLimitStore(redis, pino({ level: 'silent' }), prefix);
+      const Store = resilientRateLimitStore(redis, null, prefix);
       const store = new Store();
       const incr = (key: string) =>
         new Promise<{ current: number; ttl: number }>((resolve, reject) =>

@@ -130,8 +130,8 @@ describe.each(databaseKinds)('GET /api/v0.1/bounties/ on %s', (kind) => {
       // Numeric order of exact decimals, not text order.
       ['value_in_token', [5, 2, 1, 6, 3, 4]],
       ['-value_in_token', [4, 3, 6, 1, 2, 5]],
-      // No value sorts first ascending, last descending.
-      ['value_in_eth', [4, 3, 1, 6, 2, 5]],
+      // No value sorts last in both directions.
+      ['value_in_eth', [3, 1, 6, 2, 5, 4]],
       ['-value_in_eth', [5, 2, 6, 1, 3, 4]],
       // Ties go by pk in the same direction.
       ['status', [4, 5, 1, 6, 2, 3]],
@@ -146,7 +146,7 @@ describe.each(databaseKinds)('GET /api/v0.1/bounties/ on %s', (kind) => {
       expect(await ids('?is_open=true&order_by=-value_in_eth')).toEqual([2, 6, 1, 3]);
     });
 
-    it.each(['bogus', '-', 'url', 'now', 'metadata', '--pk', 'constructor'])('refuses order_by=%s with 400 invalid_parameter', async (order) => {
+    it.each(['bogus', '-', 'url', 'now', 'fulfiller_email', 'interested_count', 'value_in_eth_sort', '--pk', 'constructor'])('refuses order_by=%s with 400 invalid_parameter', async (order) => {
       const res = await get(`?order_by=${order}`);
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({ detail: expect.stringContaining('order_by must be one of'), code: 'invalid_parameter' });

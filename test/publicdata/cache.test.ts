@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryPublicCacheStore, PublicCache, toDocument } from '../../src/publicdata/cache.js';
+import { ENTRY_OVERHEAD_BYTES, MemoryPublicCacheStore, PublicCache, toDocument } from '../../src/publicdata/cache.js';
 import { etagMatches } from '../../src/publicdata/routes/http-cache.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -18,18 +18,27 @@ describe('cache store and cache', () => {
     expect(store.size).toBe(0);
   });
 
-  it('evicts the least recently used beyond its entry and size limits', async () => {
-    const store = new MemoryPublicCacheStore({ clock, maxEntries: 2, maxChars: 100 });
+  it('evicts the least recently used beyond its byte bound, counting bytes and evictions', async () => {
+    // Each one-letter entry costs 1 (key) + 3 (body "\"a\"") + the per-entry allowance.
+    const small = 1 + 3 + ENTRY_OVERHEAD_BYTES;
+    const store = new MemoryPublicCacheStore({ clock, maxBytes: 2 * small });
     await store.set('a', toDocument('a', now), 60);
     await store.set('b', toDocument('b', now), 60);
+    expect(store.bytes).toBe(2 * small);
     await store.get('a');
     await store.set('c', toDocument('c', now), 60);
     expect(await store.get('b')).toBeUndefined();
     expect(await store.get('a')).toBeDefined();
-    await store.set('big', toDocument('x'.repeat(96), now), 60);
+    expect(store.evictions).toBe(1);
+    // Multi-byte text counts in UTF-8 bytes, not characters: 'é' is 2 bytes.
+    await store.set('d', toDocument('é'.repeat(small), now), 60);
+    expect(await store.get('d')).toBeUndefined();
+    expect(store.bytes).toBe(2 * small);
+    // Fits alone (3 + small - 8 + 256 bytes), so both older entries go.
+    await store.set('big', toDocument('x'.repeat(small - 10), now), 60);
     expect(store.size).toBe(1);
-    await store.set('huge', toDocument('x'.repeat(200), now), 60);
-    expect(await store.get('huge')).toBeUndefined();
+    expect(store.bytes).toBe(3 + small - 8 + ENTRY_OVERHEAD_BYTES);
+    expect(store.evictions).toBe(3);
   });
 
   it('invalidates by prefix', async () => {

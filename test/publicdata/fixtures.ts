@@ -12,7 +12,7 @@ export function bountyFixtures() {
   const base = {
     token_name: 'ETH',
     token_address: '0x0000000000000000000000000000000000000000',
-    expires_date: '2026-12-31T00:00:00Z',
+    expires_date: '2099-12-31T00:00:00Z',
   };
   const rows: [number, string, string, string, string, string, string, string, string | null][] = [
     // id, title, experience_level, project_length, bounty_type, owner, status, value_in_token, value_in_eth

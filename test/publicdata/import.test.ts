@@ -204,4 +204,53 @@ describe.each(databaseKinds)('data import on %s', (kind) => {
     expect(result.sections.bounties).toEqual({ created: 1, updated: 0, rejected: 0 });
     expect((await t.app.inject('/api/v0.1/bounties/')).json()[0].title).toBe('second copy');
   });
+
+  it('reads the vocabulary fields: absent = null, wrong types refused, people replaced on re-import', async () => {
+    const [good] = bountyFixtures();
+    const result = await t.ctx.publicData.imports.importDocument(
+      {
+        bounties: [
+          { ...good, id: 1, interested: ['Dev1'], fulfillments: [{ fulfiller_github_username: 'Dev2', note: 'kept' }] },
+          { ...good, id: 2 },
+          {
+            ...good,
+            id: 3,
+            interested: ['has space'],
+            fulfillments: [{ accepted: true }, 'x'],
+            standard_bounties_id: -1,
+            balance: 1.5,
+            accepted: 'yes',
+            canceled_on: 'never',
+            network: 7,
+            privacy_preferences: [],
+            raw_data: 'x'.repeat(100_001),
+          },
+        ],
+      },
+      'vocabulary.json',
+    );
+    expect(result.problems.map((p) => `${p.at}: ${p.problem}`).sort()).toEqual([
+      'bounties[2].network: not a string',
+      'bounties[2].standard_bounties_id: not a whole number ≥ 0',
+      'bounties[2].balance: not a decimal (write fractional amounts as strings, e.g. "0.25")',
+      'bounties[2].accepted: not true or false',
+      'bounties[2].interested[0]: not a handle (letters, digits, - _ . ; at most 100)',
+      'bounties[2].canceled_on: not an ISO 8601 date-time (e.g. 2026-03-01T12:00:00Z)',
+      'bounties[2].raw_data: longer than 100000 characters as JSON',
+      'bounties[2].privacy_preferences: not a JSON object',
+      'bounties[2].fulfillments[0].fulfiller_github_username: not a handle (letters, digits, - _ . ; at most 100)',
+      'bounties[2].fulfillments[1]: not a JSON object',
+    ].sort());
+    const [one] = (await t.app.inject('/api/v0.1/bounties/?pk=1')).json();
+    expect(one).toMatchObject({ interested: ['Dev1'], fulfillments: [{ fulfiller_github_username: 'Dev2', note: 'kept' }], network: null, balance: null });
+    const [two] = (await t.app.inject('/api/v0.1/bounties/?pk=2')).json();
+    expect(two).toMatchObject({ interested: null, fulfillments: null, raw_data: null, canceled_on: null, accepted: null, standard_bounties_id: null });
+    const people = () => t.ctx.database.db.selectFrom('bounty_people').select(['bounty_id', 'role', 'username_key']).orderBy('role').execute();
+    expect(await people()).toEqual([
+      { bounty_id: 1, role: 'fulfiller', username_key: 'dev2' },
+      { bounty_id: 1, role: 'interested', username_key: 'dev1' },
+    ]);
+    await importOk(t.ctx, { bounties: [{ ...good, id: 1, interested: ['dev9'] }] });
+    expect(await people()).toEqual([{ bounty_id: 1, role: 'interested', username_key: 'dev9' }]);
+  });
 });

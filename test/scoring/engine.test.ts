@@ -67,6 +67,25 @@ describe('weighted scorer', () => {
     expect(result.ignored).toEqual([]);
   });
 
+  it('reports each counted stamp’s weight with five digits and the earliest expiry among them', () => {
+    const google = stamp('Google', { expirationDate: daysFromNow(30) });
+    const x = stamp('X', { expirationDate: daysFromNow(10) });
+    const olderGoogle = stamp('Google', { issuanceDate: daysFromNow(-20), expirationDate: daysFromNow(2) });
+    const expired = stamp('Discord', { expirationDate: daysFromNow(-1) });
+    const result = score([google, x, olderGoogle, expired], { scorer: { ...weighted, weights: { X: '3.123456' } } });
+    // The superseded Google stamp and the expired Discord stamp count for nothing, so their expiries do not matter.
+    expect(result.stampScores).toEqual({ Google: '0.52500', X: '3.12346' });
+    expect(result.expirationDate).toEqual(daysFromNow(10));
+  });
+
+  it('keeps a provider named like an Object.prototype member as an ordinary key', () => {
+    const result = score([stamp('__proto__'), stamp('constructor')], {
+      scorer: { ...weighted, weights: JSON.parse('{"__proto__":"1","constructor":"2"}') as Record<string, string> },
+    });
+    expect(Object.keys(result.stampScores)).toEqual(['__proto__', 'constructor']);
+    expect(JSON.parse(JSON.stringify(result.stampScores))).toEqual(JSON.parse('{"__proto__":"1.00000","constructor":"2.00000"}'));
+  });
+
   it('counts each tier of a platform as its own provider', () => {
     // 1.879 + 1.888 + 2.259 + 0.516 + 1.531 = 8.073
     const result = score([
@@ -86,6 +105,8 @@ describe('weighted scorer', () => {
       score: '0.00000',
       evidence: null,
       counted: [],
+      stampScores: {},
+      expirationDate: null,
       deduplicated: [],
       ignored: [],
       claims: [],
@@ -340,6 +361,9 @@ describe('deduplication against other addresses (LIFO)', () => {
     });
     expect(result.evidence).toEqual({ type: 'ThresholdScoreCheck', success: false, rawScore: '6.00100', threshold: '20.00000' });
     expect(result.score).toBe('0.00000');
+    // A binary scorer reports the weights of what counted too; the deduplicated stamp is not among them.
+    expect(result.stampScores).toEqual({ Biometrics: '6.00100' });
+    expect(result.expirationDate).toEqual(daysFromNow(80));
   });
 });
 

@@ -699,7 +699,7 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
       const results = [
         await underLock('enqueue', () => ctx.jobs.enqueue(scorer.id, c, now)),
         await underLock('claimNext', async () => (await ctx.jobs.claimNext('owner', now, 30_000))?.address),
-        await underLock('complete', () => ctx.jobs.complete(claimedA, 'owner', now, { score: '1.00000', evidence: null, claims: [] })),
+        await underLock('complete', () => ctx.jobs.complete(claimedA, 'owner', now, { score: '1.00000', evidence: null, expirationDate: null, stampScores: '{}', claims: [] })),
       ];
       const claimedB = await ctx.jobs.claimNext('owner', now, 30_000);
       if (claimedB) results.push(await underLock('fail', async () => ctx.jobs.fail(claimedB, 'owner', now, 'Failed.', null)));
@@ -758,6 +758,8 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
       const stale = await ctx.jobs.complete(dead, 'dead-owner', Date.now(), {
         score: '999.00000',
         evidence: null,
+        expirationDate: null,
+        stampScores: '{}',
         claims: [{ nullifier: 'stale-claim', expiresAt: Date.now() + day }],
       });
       expect(stale).toBe('lost');
@@ -782,13 +784,13 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
       expect(second).toMatchObject({ id: first?.id, lease_owner: 'second-owner', attempts: 2 });
       if (!first || !second) throw new Error('unreachable');
 
-      const staleOutcome = { score: '5.00000', evidence: null, claims: [{ nullifier: 'n-stale', expiresAt: now + day }] };
+      const staleOutcome = { score: '5.00000', evidence: null, expirationDate: null, stampScores: '{}', claims: [{ nullifier: 'n-stale', expiresAt: now + day }] };
       expect(await ctx.jobs.complete(first, 'first-owner', now + 200, staleOutcome)).toBe('lost');
       expect(await scoreRow(ctx, scorer.id, address)).toMatchObject({ status: 'PROCESSING', score: null });
       expect(await holdsOf(ctx, scorer.id, 'n-stale')).toEqual([]);
       expect(await jobRows(ctx)).toMatchObject([{ id: first.id, state: 'running', lease_owner: 'second-owner' }]);
 
-      const freshOutcome = { score: '7.00000', evidence: null, claims: [{ nullifier: 'n-fresh', expiresAt: now + day }] };
+      const freshOutcome = { score: '7.00000', evidence: null, expirationDate: null, stampScores: '{}', claims: [{ nullifier: 'n-fresh', expiresAt: now + day }] };
       expect(await ctx.jobs.complete(second, 'second-owner', now + 300, freshOutcome)).toBe('done');
       expect(await scoreRow(ctx, scorer.id, address)).toMatchObject({ status: 'DONE', score: '7.00000', last_score_timestamp: now + 300 });
       expect(await holdsOf(ctx, scorer.id, 'n-fresh')).toMatchObject([{ address }]);
@@ -1006,7 +1008,7 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
         await inserted.promise;
         blocker = { done, release: release.resolve };
       }
-      const completing = ctx.jobs.complete(job, 'owner', now + 1, { score: '1.00000', evidence: null, claims: [{ nullifier, expiresAt: now + day }] });
+      const completing = ctx.jobs.complete(job, 'owner', now + 1, { score: '1.00000', evidence: null, expirationDate: null, stampScores: '{}', claims: [{ nullifier, expiresAt: now + day }] });
       if (blocker) await sleep(200);
       const submitting = ctx.jobs.enqueue(scorer.id, address, now + 2);
       if (blocker) {
@@ -1053,7 +1055,7 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
       expect((recorder.runs[1] as Run).startedWall).toBeGreaterThanOrEqual(queued.run_after);
       expect((recorder.runs[1] as Run).job.attempts).toBe(2);
       const failed = await scoreRow(ctx, scorer.id, address);
-      expect(failed).toMatchObject({ status: 'ERROR', score: null, evidence: null });
+      expect(failed).toMatchObject({ status: 'ERROR', score: null, evidence: null, stamp_scores: '{}', expiration_date: null });
       const error = failed?.error ?? '';
       expect(error).toMatch(/^[A-Z].*\.$/s);
       expect(error.length).toBeLessThanOrEqual(200);
@@ -1070,7 +1072,9 @@ describe.each(databaseKinds)('scoring queue and workers on %s', (kind) => {
         status: 'DONE',
         score: expectedScore(ctx, ['Google', 'Discord']),
         error: null,
+        expiration_date: expect.any(Number),
       });
+      expect(Object.keys(JSON.parse((await scoreRow(ctx, scorer.id, address))?.stamp_scores ?? 'null'))).toEqual(['Discord', 'Google']);
       expect(await jobRows(ctx)).toEqual([]);
     });
 

@@ -20,7 +20,7 @@ describe.each(databaseKinds)('a waiting submission on %s', (kind) => {
       // A worker elsewhere scores it and announces it.
       const job = await t.ctx.jobs.claimNext('elsewhere', Date.now(), 30_000);
       expect(job?.address).toBe(address);
-      expect(await t.ctx.jobs.complete(job!, 'elsewhere', Date.now(), { score: '0.00000', evidence: null, claims: [] })).toBe('done');
+      expect(await t.ctx.jobs.complete(job!, 'elsewhere', Date.now(), { score: '0.00000', evidence: null, expirationDate: null, stampScores: '{}', claims: [] })).toBe('done');
       settledJobs.emit('settled', { scorerId: scorer.id, address: `0x${'7'.repeat(40)}` });
       settledJobs.emit('settled', { scorerId: scorer.id, address });
       expect(await answer).toMatchObject({ status: 'DONE', score: '0.00000' });
@@ -42,7 +42,7 @@ describe.each(databaseKinds)('a waiting submission on %s', (kind) => {
     expect(records.map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING', 'PROCESSING']);
     expect(Date.now() - started).toBeLessThan(5000);
     // After the drain, a new submission is refused instead of reaching a closing database.
-    await expect(t.ctx.scores.submit(scorer.id, `0x${'4'.repeat(40)}`)).rejects.toMatchObject({ code: 'not_ready' });
+    await expect(t.ctx.scores.submit(scorer.id, `0x${'4'.repeat(40)}`)).rejects.toMatchObject({ code: 'shutting_down' });
     await t.close();
   });
 });

@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../app-context.js';
+import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import type { ImportResult } from '../../publicdata/import.js';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/demo-setup.js';
 import { buildServer, listen } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';
-import { type CliIo, openAppContext } from '../context.js';
-import { untilSignal } from '../shutdown.js';
+import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
+import { ShutdownSignal } from '../shutdown.js';
 
 function demoBanner(demo: DemoSetup, baseUrl: string): string[] {
   return [
@@ -31,22 +33,40 @@ export function serveCommand(program: Command, io: CliIo): void {
     .action(async (options: { worker: boolean }) => {
       const config = loadConfig(io.env);
       const logger = createLogger(config.logLevel);
-      const ctx = await openAppContext(config, { log: logger, http: true });
+      const shutdown = new ShutdownSignal();
+      // Listening starts before the database answers: liveness 200, readiness 503 meanwhile.
+      const lifecycle = new ServiceLifecycle('starting');
+      let ctx: AppContext | undefined;
       let app: FastifyInstance | undefined;
-      let demo: DemoSetup | null;
-      let demoData: ImportResult | null;
+      let demo: DemoSetup | null = null;
+      let demoData: ImportResult | null = null;
       try {
-        demo = await ensureDemoSetup(ctx);
-        demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
-        app = await buildServer(ctx, { logger });
+        ctx = await createServiceContext(config, { log: logger, http: true });
+        app = await buildServer(ctx, { logger, lifecycle });
         await listen(app, config);
+        if (await waitForDatabase(ctx.database, logger, shutdown.aborted)) {
+          demo = await ensureDemoSetup(ctx);
+          demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
+        }
       } catch (error) {
-        // Refused at start-up (a setting, a port in use): close what is open, or Redis and the
-        // database pool would keep the process alive after the message.
+        // Refused at start-up (a setting, a port in use, a failed migration): close what is open.
         await app?.close().catch(() => {});
-        await ctx.close().catch(() => {});
+        await ctx?.close().catch(() => {});
+        shutdown.finish();
         throw error;
       }
+      if (shutdown.aborted.aborted) {
+        // Stopped while waiting for the database.
+        await shutdown.shutDown(async () => {
+          await app.close();
+          await ctx.close();
+        }, config.shutdownTimeoutMs + 5000);
+        return;
+      }
+      lifecycle.state = 'serving';
+      const context = ctx;
+      // Waiting submissions hear at once when a worker of another process settles their job.
+      void context.signals.listen();
       const server = app;
       const shownHost = config.host === null || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
       const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
@@ -54,11 +74,14 @@ export function serveCommand(program: Command, io: CliIo): void {
       if (demoData) io.out(`Development database had no public data, so the demo data set was loaded: try ${baseUrl}/api/v0.1/bounties/`);
       io.out(`Stampgate is serving ${baseUrl} (API docs at ${baseUrl}/docs).`);
 
-      if (options.worker) startBackgroundWork(ctx, logger, io);
-      await untilSignal(async () => {
+      if (options.worker) startBackgroundWork(context, logger, io);
+      await shutdown.received;
+      await shutdown.shutDown(async () => {
         server.log.info('shutting down');
-        await server.close();
-        await ctx.close();
-      });
+        // Waiting submissions answer with what they have now, rather than when their wait ends.
+        await Promise.all([drainServer(server, lifecycle, config.shutdownTimeoutMs), context.scores.drain()]);
+        await context.close();
+        server.log.info('shut down');
+      }, config.shutdownTimeoutMs + 5000);
     });
 }

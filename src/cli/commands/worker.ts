@@ -4,8 +4,9 @@ import { loadConfig } from '../../config.js';
 import { buildWorkerServer } from '../../http/worker-server.js';
 import { listenHost } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';
-import { type CliIo, openAppContext } from '../context.js';
-import { untilSignal } from '../shutdown.js';
+import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
+import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
+import { ShutdownSignal } from '../shutdown.js';
 
 export function workerCommand(program: Command, io: CliIo): void {
   program
@@ -14,19 +15,36 @@ export function workerCommand(program: Command, io: CliIo): void {
     .action(async () => {
       const config = loadConfig(io.env);
       const logger = createLogger(config.logLevel);
-      const ctx = await openAppContext(config, { log: logger });
-      const monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx);
+      const shutdown = new ShutdownSignal();
+      const lifecycle = new ServiceLifecycle('starting');
+      const ctx = await createServiceContext(config, { log: logger }).catch((error: unknown) => {
+        shutdown.finish();
+        throw error;
+      });
+      let monitoring: Awaited<ReturnType<typeof buildWorkerServer>> | null = null;
+      let ready = false;
       try {
+        monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx, lifecycle);
         if (monitoring) await monitoring.listen({ port: config.workerPort ?? 0, host: listenHost(config) });
+        if (monitoring) io.out(`Metrics and health checks on port ${config.workerPort}.`);
+        ready = await waitForDatabase(ctx.database, logger, shutdown.aborted);
       } catch (error) {
+        await monitoring?.close().catch(() => {});
         await ctx.close().catch(() => {});
+        shutdown.finish();
         throw error;
       }
-      startBackgroundWork(ctx, logger, io);
-      if (monitoring) io.out(`Metrics and health checks on port ${config.workerPort}.`);
-      await untilSignal(async () => {
-        await monitoring?.close();
+      if (ready) {
+        lifecycle.state = 'serving';
+        startBackgroundWork(ctx, logger, io);
+      }
+      const server = monitoring;
+      await shutdown.received;
+      await shutdown.shutDown(async () => {
+        logger.info('shutting down');
+        if (server) await drainServer(server, lifecycle, config.shutdownTimeoutMs);
         await ctx.close();
-      });
+        logger.info('shut down');
+      }, config.shutdownTimeoutMs + 5000);
     });
 }

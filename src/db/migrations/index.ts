@@ -5,6 +5,8 @@ import { scoring } from './0002-scoring.js';
 import { walletSessions } from './0006-wallet-sessions.js';
 import { staking } from './0007-staking.js';
 import { publicData } from './0008-public-data.js';
+import { scoreRecord } from './0009-score-record.js';
+import { bountyVocabulary } from './0010-bounty-vocabulary.js';
 import { shippedEmpty } from './placeholders.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
@@ -18,5 +20,7 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0006-wallet-sessions': walletSessions(dialect),
     '0007-staking': staking(dialect),
     '0008-public-data': publicData(dialect),
+    '0009-score-record': scoreRecord(dialect),
+    '0010-bounty-vocabulary': bountyVocabulary(dialect),
   };
 }

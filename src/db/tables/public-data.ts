@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { BountyPeopleTable, BountyVocabularyColumns } from './bounty-vocabulary.js';
 
 /**
  * Tables of the public data API (grants, bounties, contributions, exports).
@@ -90,7 +91,7 @@ export interface ContributionsTable {
 
 export type BountyStatus = 'open' | 'started' | 'submitted' | 'done' | 'expired';
 
-export interface BountiesTable {
+export interface BountiesTable extends BountyVocabularyColumns {
   /** The source platform's bounty id (`pk`). */
   id: number;
   title: string;
@@ -154,5 +155,6 @@ export interface PublicDataTables {
   grant_rounds: GrantRoundsTable;
   contributions: ContributionsTable;
   bounties: BountiesTable;
+  bounty_people: BountyPeopleTable;
   export_credentials: ExportCredentialsTable;
 }

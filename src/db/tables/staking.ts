@@ -6,10 +6,14 @@
  * is done with BigInt in TypeScript (see stake-amounts.ts).
  */
 
+import type { Generated } from 'kysely';
+
 export type StakeEventType = 'selfStake' | 'xStake';
 
 /** One `selfStake` or `xStake` log (or imported record); the key is (tx_hash, log_index). */
 export interface StakeEventsTable {
+  /** Numbered in arrival order by the database (see migration 0009). */
+  id: Generated<number>;
   /** 0x + 64 lower-case hex digits. */
   tx_hash: string;
   log_index: number;

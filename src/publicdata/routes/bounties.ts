@@ -1,15 +1,19 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
+import { AppError } from '../../errors.js';
 import { errorResponses } from '../../http/errors.js';
-import { Integer, LimitSchema, OffsetSchema } from '../../http/schemas.js';
-import { MAX_ID } from '../values.js';
-import { BOUNTY_ORDER_FIELDS, type BountyListQuery, MAX_ALTERNATIVES } from '../bounties.js';
-import { BountySchema, QueryText } from './schemas.js';
+import { Integer, LimitSchema } from '../../http/schemas.js';
+import { MAX_ID, MAX_OFFSET } from '../values.js';
+import { type BountyListQuery, MAX_ALTERNATIVES } from '../bounties.js';
+import { BOUNTY_ORDER_FIELDS } from '../bounty-order.js';
+import type { CachedDocument } from '../cache.js';
+import { BountySchema, PublicOffsetSchema, QueryText } from './schemas.js';
 import { baseUrlOf, sendDocument } from './http-cache.js';
 
 const TextFilter = (what: string) =>
   QueryText(2000, `${what}: case-insensitive substring; a comma separates alternatives (any of them, at most ${MAX_ALTERNATIVES}).`);
+const AnyOf = (maxLength: number, what: string) => QueryText(maxLength, `${what}; a comma separates alternatives (any of them, at most ${MAX_ALTERNATIVES}).`);
 
 const Query = Type.Object({
   experience_level: Type.Optional(TextFilter('Experience level')),
@@ -17,22 +21,41 @@ const Query = Type.Object({
   bounty_type: Type.Optional(TextFilter('Bounty type')),
   bounty_owner_address: Type.Optional(TextFilter('Owner address')),
   github_url: Type.Optional(QueryText(20_000, 'Exact issue URL; a comma-separated list matches any of them.')),
-  is_open: Type.Optional(QueryText(5, '`true` or `false`, any case.', { examples: ['true'] })),
+  is_open: Type.Optional(
+    QueryText(5, '`true` or `false`, any case. True = not completed and not past `expires_date`; false = the others.', { examples: ['true'] }),
+  ),
   pk: Type.Optional(Integer({ minimum: 1, maximum: MAX_ID, description: 'Bounty id: an array of that one bounty, or empty.' })),
+  pk__gt: Type.Optional(Integer({ minimum: 0, maximum: MAX_ID, description: 'Only bounties whose id is strictly greater (deep paging: pass the last pk seen, with order_by=pk).' })),
+  bounty_owner_github_username: Type.Optional(AnyOf(2000, "Owner's platform username, exact but any case")),
+  idx_status: Type.Optional(AnyOf(500, 'Status (open, started, submitted, done, expired), any case')),
+  network: Type.Optional(AnyOf(2000, 'Network, exact (e.g. mainnet)')),
+  standard_bounties_id: Type.Optional(AnyOf(2000, 'Id of the bounty on the standard bounties contract, a whole number')),
+  started: Type.Optional(AnyOf(2000, 'Platform username among the interested workers, any case (same as interested_github_username)')),
+  interested_github_username: Type.Optional(AnyOf(2000, 'Platform username among the interested workers, any case')),
+  fulfiller_github_username: Type.Optional(AnyOf(2000, 'Platform username among the fulfillers, any case')),
+  raw_data: Type.Optional(
+    QueryText(2000, `Case-insensitive substring of the imported raw record; comma-separated substrings must all match (at most ${MAX_ALTERNATIVES}).`),
+  ),
   order_by: Type.Optional(
     QueryText(
       40,
-      `Sort field, a leading - for descending; default -web3_created (newest first). Ties go by pk in the same direction. Fields: ${Object.keys(BOUNTY_ORDER_FIELDS).join(', ')}.`,
+      `Sort field, a leading - for descending; default -web3_created (newest first). Ties go by pk in the same direction; bounties without a value come last in both directions. Fields: ${Object.keys(BOUNTY_ORDER_FIELDS).join(', ')}.`,
       { examples: ['-value_in_eth'] },
     ),
   ),
   limit: Type.Optional(LimitSchema),
-  offset: Type.Optional(OffsetSchema),
+  offset: Type.Optional(PublicOffsetSchema),
 });
 
 type QueryType = Partial<Omit<BountyListQuery, 'limit' | 'offset'>> & { limit?: number; offset?: number };
 
-/** `GET /api/v0.1/bounties/`. */
+/** Response headers of the list, as the OpenAPI document shows them (name → schema). */
+const ListHeaders = {
+  'x-total-count': Type.Integer({ description: 'Bounties matching the filters, before limit and offset.' }),
+  link: Type.String({ description: '`<absolute URL>; rel="next"` when more bounties follow (same query, next offset); absent on the last page.' }),
+};
+
+/** `GET /api/v0.1/bounties/` and `GET /api/v0.1/bounties/{pk}`. */
 export function bountiesRoute(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: QueryType }>(
     '/api/v0.1/bounties/',
@@ -41,16 +64,49 @@ export function bountiesRoute(app: FastifyInstance, ctx: AppContext): void {
         tags: ['public data'],
         summary: 'Bounties with their current status',
         description:
-          'A JSON array of bounties. Filters combine with AND; unknown query parameters are ignored. ' +
+          'A JSON array of bounties (at most `limit`, 100 by default). Filters combine with AND; unknown query parameters are ignored. ' +
+          '`X-Total-Count` gives the number of matches and `Link: <…>; rel="next"` the next page. ' +
           `May be up to PUBLIC_CACHE_TTL seconds stale; carries ETag and answers If-None-Match with 304.`,
         querystring: Query,
-        response: { 200: Type.Array(BountySchema), ...errorResponses(400) },
+        response: { 200: { ...Type.Array(BountySchema), headers: ListHeaders }, ...errorResponses(400, 429) },
       },
     },
     async (request, reply) => {
       const q = request.query;
-      const document = await ctx.publicData.bounties.list({ ...q, limit: q.limit ?? 100, offset: q.offset ?? 0 }, baseUrlOf(ctx, request));
+      const limit = q.limit ?? 100;
+      const offset = q.offset ?? 0;
+      const baseUrl = baseUrlOf(ctx, request);
+      const document = await ctx.publicData.bounties.list({ ...q, limit, offset }, baseUrl);
+      listHeaders(reply, request, document, baseUrl, limit, offset);
       return sendDocument(ctx, request, reply, document);
     },
   );
+
+  const detail = async (request: FastifyRequest<{ Params: { pk: number } }>, reply: FastifyReply) => {
+    const document = await ctx.publicData.bounties.get(request.params.pk, baseUrlOf(ctx, request));
+    if (!document) throw new AppError('not_found', `No bounty with pk ${request.params.pk}.`);
+    return sendDocument(ctx, request, reply, document);
+  };
+  const detailSchema = (withSlash: boolean) => ({
+    tags: ['public data'],
+    summary: withSlash ? 'One bounty (same as without the trailing slash)' : 'One bounty',
+    description: 'The bounty object with that pk (not an array); query parameters are ignored. 404 if there is none.',
+    params: Type.Object({ pk: Integer({ minimum: 1, maximum: MAX_ID, description: 'Bounty id.' }) }),
+    response: { 200: BountySchema, ...errorResponses(400, 404, 429) },
+  });
+  app.get<{ Params: { pk: number } }>('/api/v0.1/bounties/:pk', { schema: detailSchema(false) }, detail);
+  app.get<{ Params: { pk: number } }>('/api/v0.1/bounties/:pk/', { schema: detailSchema(true) }, detail);
+}
+
+/** `X-Total-Count`, and `Link: rel="next"` (this request's query with the next offset) when more rows follow. */
+function listHeaders(reply: FastifyReply, request: FastifyRequest, document: CachedDocument, baseUrl: string, limit: number, offset: number): void {
+  const total = document.total ?? 0;
+  reply.header('x-total-count', String(total));
+  // No link past the deepest offset a list accepts: from there a client pages with pk__gt.
+  if (limit > 0 && offset + limit < total && offset + limit <= MAX_OFFSET) {
+    const url = new URL(request.url, 'http://placeholder');
+    url.searchParams.set('limit', String(limit));
+    url.searchParams.set('offset', String(offset + limit));
+    reply.header('link', `<${baseUrl}${url.pathname}${url.search}>; rel="next"`);
+  }
 }

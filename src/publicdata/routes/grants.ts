@@ -2,10 +2,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { errorResponses } from '../../http/errors.js';
-import { Integer, LimitSchema, OffsetSchema } from '../../http/schemas.js';
+import { Integer, LimitSchema } from '../../http/schemas.js';
 import { MAX_ID } from '../values.js';
 import type { GrantListQuery } from '../grants.js';
-import { GrantSchema, QueryText } from './schemas.js';
+import { GrantSchema, PublicOffsetSchema, QueryText } from './schemas.js';
 import { sendDocument } from './http-cache.js';
 
 const Query = Type.Object({
@@ -16,7 +16,7 @@ const Query = Type.Object({
   grant_type: Type.Optional(QueryText(100, 'Exact grant type.')),
   pk: Type.Optional(Integer({ minimum: 1, maximum: MAX_ID, description: 'Grant id: an array of that one grant, or empty.' })),
   limit: Type.Optional(LimitSchema),
-  offset: Type.Optional(OffsetSchema),
+  offset: Type.Optional(PublicOffsetSchema),
 });
 
 type QueryType = Partial<Omit<GrantListQuery, 'limit' | 'offset'>> & { limit?: number; offset?: number };

@@ -1,6 +1,8 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.js';
+import type { Metrics } from '../../http/metrics.js';
+import { registerIpRateLimit } from '../../http/rate-limit.js';
 import { checkPublicDataConfig } from '../public-data-services.js';
 import { bountiesRoute } from './bounties.js';
 import { exportRoutes } from './exports.js';
@@ -8,9 +10,21 @@ import { grantsRoute } from './grants.js';
 import { legacyBountyRoute } from './legacy-bounty.js';
 import { loginRoutes } from './login.js';
 
+const MINUTE_MS = 60_000;
+
 /** The public data API: `/api/v0.1/…` and `/grants/…`. */
-export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
   checkPublicDataConfig(ctx.config);
+  // Anonymous API: one budget per client address (request.ip, which honours only trusted proxies),
+  // spent before anything else runs, shared by every process through Redis when REDIS_URL is set.
+  await registerIpRateLimit(app, {
+    name: 'public',
+    max: ctx.config.publicRateLimitPerMinute,
+    windowMs: MINUTE_MS,
+    redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
+    onRejected: () => metrics?.rateLimitRejected('public'),
+  });
   // Signed cookies (login session, login state) in this scope only.
   await app.register(cookie, { secret: ctx.publicData.sessionSecret });
   bountiesRoute(app, ctx);
@@ -18,4 +32,17 @@ export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext): P
   exportRoutes(app, ctx);
   loginRoutes(app, ctx);
   legacyBountyRoute(app, ctx);
+  // The original service answered the list paths without their trailing slash with a redirect; clients rely on it.
+  for (const path of ['/api/v0.1/bounties', '/api/v0.1/grants']) {
+    const schema = {
+      tags: ['public data'],
+      summary: `Redirect to ${path}/`,
+      description: 'Answers 301 with `Location: ' + path + '/` and the query string unchanged (the original service did; its clients follow it).',
+      response: { 301: { description: 'Moved permanently to the path with its trailing slash.', type: 'null' } },
+    };
+    app.get(path, { schema }, async (request, reply) => {
+      const query = request.url.indexOf('?');
+      return reply.redirect(`${path}/${query === -1 ? '' : request.url.slice(query)}`, 301);
+    });
+  }
 }

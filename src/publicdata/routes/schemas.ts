@@ -1,4 +1,6 @@
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { Integer } from '../../http/schemas.js';
+import { MAX_OFFSET } from '../values.js';
 
 /** Response shapes of the public data API (documentation; bodies are sent pre-serialized from the cache). */
 
@@ -6,10 +8,18 @@ import { Type } from '@sinclair/typebox';
 export const QueryText = (maxLength: number, description: string, extra: Record<string, unknown> = {}) =>
   Type.String({ maxLength, description, ...extra });
 
+/** `offset` of the public lists; past MAX_OFFSET the domain answers 400 invalid_offset (with its own message, hence no `maximum` here). */
+export const PublicOffsetSchema = Integer({
+  minimum: 0,
+  default: 0,
+  description: `Items to skip, at most ${MAX_OFFSET} (deeper → 400 invalid_offset; page through filters such as pk__gt instead).`,
+});
+
 const DateTime = (description: string) =>
   Type.String({ description: `${description} (ISO 8601 with milliseconds and Z).`, examples: ['2026-03-01T12:00:00.000Z'] });
 const Address = (description: string) => Type.String({ description: `${description}: 0x and 40 lower-case hexadecimal digits.` });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+const NullableOf = (schema: TSchema, description: string) => Type.Union([schema, Type.Null()], { description });
 const Dict = (description: string) => Type.Record(Type.String(), Type.Unknown(), { description });
 
 export const ProfileSchema = Type.Object(
@@ -64,6 +74,33 @@ export const BountySchema = Type.Object(
     fulfiller_email: Type.Union([Type.String(), Type.Null()]),
     fulfiller_github_username: Type.Union([Type.String(), Type.Null()]),
     fulfiller_metadata: Dict('Fulfiller username and notification e-mail; {} when unfulfilled.'),
+    // The original service's vocabulary (optional in the import; null when not imported).
+    web3_type: NullableOf(Type.String(), 'How the bounty was posted on chain.'),
+    github_comments: NullableOf(Type.Integer(), 'Comments on the issue.'),
+    bounty_owner_name: NullableOf(Type.String(), "Owner's display name."),
+    raw_data: Type.Unknown({ description: 'The raw record of the source, as imported (any JSON), or null.' }),
+    contract_address: NullableOf(Type.String(), 'Bounty contract address.'),
+    network: NullableOf(Type.String(), 'Network of the bounty contract (e.g. mainnet).'),
+    issue_description: NullableOf(Type.String(), 'Text of the issue.'),
+    standard_bounties_id: NullableOf(Type.Integer(), 'Id on the standard bounties contract.'),
+    num_fulfillments: NullableOf(Type.Integer(), 'Number of fulfillments.'),
+    balance: NullableOf(Type.String(), 'Balance left, exact decimal string.'),
+    accepted: NullableOf(Type.Boolean(), 'Whether a fulfillment was accepted.'),
+    interested: NullableOf(Type.Array(Type.String()), 'Platform usernames of the interested workers.'),
+    interested_comment: NullableOf(Type.Integer(), 'Id of the interest comment on the issue.'),
+    submissions_comment: NullableOf(Type.Integer(), 'Id of the submissions comment on the issue.'),
+    override_status: NullableOf(Type.String(), 'Status override set by staff.'),
+    last_comment_date: NullableOf(DateTime('Last comment on the issue'), 'Last comment on the issue.'),
+    fulfillment_accepted_on: NullableOf(DateTime('Fulfillment accepted'), 'When a fulfillment was accepted.'),
+    fulfillment_submitted_on: NullableOf(DateTime('Fulfillment submitted'), 'When work was submitted.'),
+    fulfillment_started_on: NullableOf(DateTime('Work started'), 'When work started.'),
+    canceled_on: NullableOf(DateTime('Cancellation'), 'When the bounty was cancelled.'),
+    snooze_warnings_for_days: NullableOf(Type.Integer(), 'Days the expiry warnings are snoozed.'),
+    token_value_time_peg: NullableOf(DateTime('Time of the token price used'), 'Time of the token price used.'),
+    token_value_in_usdt: NullableOf(Type.Number(), 'USD price of one token at token_value_time_peg.'),
+    value_true: NullableOf(Type.Number(), 'Token amount in whole tokens.'),
+    privacy_preferences: NullableOf(Dict('Privacy preferences of the owner.'), 'Privacy preferences of the owner.'),
+    fulfillments: NullableOf(Type.Array(Dict('A fulfillment; `fulfiller_github_username` is always present.')), 'Fulfillments as imported.'),
   },
   { title: 'Bounty' },
 );

@@ -4,7 +4,8 @@ import type { AppContext } from '../../app-context.js';
 import { requirePermission } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../http/schemas.js';
-import { ScoreListSchema } from './schemas.js';
+import { singleScoreJson } from '../score-json.js';
+import { ScoreListSchema, SingleScoreSchema } from './schemas.js';
 
 const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
 
@@ -35,14 +36,19 @@ export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['scoring'],
         summary: 'The score of one submitted address',
+        description:
+          'A score list of one item whose record fields are repeated at the top level: read `items[0]`, or `score`, ' +
+          '`status`, `stamp_scores`… directly as clients of the reference service do. Poll until `status` is DONE or ERROR.',
         security: [{ apiKey: [] }],
         params: Type.Object({ scorer_id: ScorerIdSchema, address: AddressSchema }),
-        response: { 200: ScoreListSchema, ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: SingleScoreSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      return ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      const row = await ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      // The body is written by hand (see singleScoreJson); the schema above documents it.
+      return reply.type('application/json; charset=utf-8').serializer(singleScoreJson).send(row);
     },
   );
 

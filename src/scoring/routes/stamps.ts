@@ -4,12 +4,15 @@ import type { AppContext } from '../../app-context.js';
 import { requirePermission } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema } from '../../http/schemas.js';
+import { catalogueIcons } from '../icons.js';
 import { decodePageToken, encodePageToken } from '../stamp-pages.js';
+
+const IconUrl = Type.String({ description: 'Absolute URL of the platform icon.' });
 
 const PlatformSummary = Type.Object({
   id: Type.String(),
   name: Type.String(),
-  icon: Type.String(),
+  icon: IconUrl,
   description: Type.String(),
   connectMessage: Type.String(),
 });
@@ -58,6 +61,8 @@ function baseUrl(ctx: AppContext, request: FastifyRequest): string {
 }
 
 export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const icons = catalogueIcons(ctx.catalogue, ctx.config);
+  const iconsFor = (request: FastifyRequest) => icons.forOrigin(`${request.protocol}://${request.host}`);
   app.get<{
     Params: { address: string };
     Querystring: { include_metadata?: boolean; limit?: number; offset?: number; token?: string };
@@ -81,7 +86,7 @@ export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const limit = request.query.limit ?? 100;
       const includeMetadata = request.query.include_metadata ?? false;
       const offset = request.query.token !== undefined ? decodePageToken(request.query.token) : (request.query.offset ?? 0);
-      const page = await ctx.stampPages.page(address, { limit, offset, includeMetadata });
+      const page = await ctx.stampPages.page(address, { limit, offset, includeMetadata, metadataFor: iconsFor(request).metadataFor });
       const link = (at: number | null) => {
         if (at === null) return null;
         const query = new URLSearchParams({ limit: String(limit), token: encodePageToken(at) });
@@ -96,7 +101,7 @@ export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
   const MetadataEntry = Type.Object(
     {
       id: Type.String(),
-      icon: Type.String(),
+      icon: IconUrl,
       name: Type.String(),
       description: Type.String(),
       connectMessage: Type.String(),
@@ -111,11 +116,13 @@ export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['scoring'],
         summary: 'The stamp catalogue: every platform, its groups and stamps (beta)',
-        description: '`hash` is keccak256 of the provider name. Served from memory.',
+        description:
+          '`hash` is keccak256 of the provider name. Every `icon` is an absolute URL: ICON_BASE_URL/<file> when set, ' +
+          'else this server’s /static/icons/<file>. Served from memory.',
         security: [{ apiKey: [] }],
         response: { 200: Type.Array(MetadataEntry), ...errorResponses(401, 429) },
       },
     },
-    async () => ctx.catalogue.platforms,
+    async (request) => iconsFor(request).platforms,
   );
 }

@@ -181,7 +181,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
       request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${request.ip}`,
     max: (request: FastifyRequest) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
     // Shared by every process through Redis when REDIS_URL is set, like the API-key budgets.
-    store: resilientRateLimitStore(ctx.redis, app.log) as never,
+    store: resilientRateLimitStore(ctx.redis, ctx.redisWatch) as never,
     onExceeded: () => metrics?.rateLimitRejected('wallet'),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),

@@ -4,7 +4,10 @@ import { type Database, writeTransaction } from '../../db/connection.js';
 import type { Tables } from '../../db/tables.js';
 import type { StakeEventsTable } from '../../db/tables/staking.js';
 
-export type StakeEventRow = StakeEventsTable;
+export type StakeEventRow = Omit<StakeEventsTable, 'id'>;
+
+/** A stored event as the per-round route shows it. */
+export type StoredStakeEvent = Omit<StakeEventsTable, 'id'> & { id: number };
 
 /** The amounts of one address's events, as stored (decimal text), for the domain to sum. */
 export interface StakeAmountRow {
@@ -102,6 +105,20 @@ export function stakeEventsRepository(database: Database) {
         }
         return { inserted, existing };
       });
+    },
+
+    /** The events of one round in which `address` staked or was staked on, oldest first (chain order). */
+    async eventsOfRound(address: string, roundId: string): Promise<StoredStakeEvent[]> {
+      const rows = await db
+        .selectFrom('stake_events')
+        .selectAll()
+        .where('round_id', '=', roundId)
+        .where((eb) => eb.or([eb('staker', '=', address), eb('user_address', '=', address)]))
+        .orderBy('block_number')
+        .orderBy('log_index')
+        .orderBy('tx_hash')
+        .execute();
+      return rows.map((row) => ({ ...row, id: Number(row.id), block_number: Number(row.block_number) }));
     },
 
     /** Self stakes of `address` (it staked on itself). */

@@ -37,6 +37,7 @@ export function createStakingServices(config: Config, database: Database, option
         )
       : null;
   return {
+    events,
     stakes: stakeService(events, clock),
     indexer,
   };

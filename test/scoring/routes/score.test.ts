@@ -41,22 +41,38 @@ describe.each(databaseKinds)('score endpoints on %s', (kind) => {
   afterEach(async () => t.close());
 
   describe('GET /registry/score/{scorer_id}/{address}', () => {
-    it('returns one item and count 1, for an address in any case', async () => {
+    it('returns one item and count 1, with the record repeated at the top level, for an address in any case', async () => {
+      await t.ctx.database.db
+        .updateTable('scores')
+        .set({ stamp_scores: '{"Google":"0.52500","X":"9.47500"}', expiration_date: base + 86_400_000 })
+        .where('address', '=', addressNo(10))
+        .execute();
       const res = await get(`/registry/score/${scorerId}/${addressNo(10).toUpperCase().replace('0X', '0x')}`);
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({
-        items: [
-          {
-            address: addressNo(10),
-            score: '10.00000',
-            status: 'DONE',
-            last_score_timestamp: iso(base + 10_000),
-            evidence: null,
-            error: null,
-          },
-        ],
-        count: 1,
-      });
+      const record = {
+        address: addressNo(10),
+        score: '10.00000',
+        status: 'DONE',
+        last_score_timestamp: iso(base + 10_000),
+        expiration_date: iso(base + 86_400_000),
+        evidence: null,
+        error: null,
+        stamp_scores: { Google: '0.52500', X: '9.47500' },
+      };
+      expect(res.json()).toEqual({ ...record, items: [record], count: 1 });
+    });
+
+    it('answers a settled row stored before the full record existed with {} and a null expiration_date', async () => {
+      const res = await get(`/registry/score/${scorerId}/${addressNo(3)}`);
+      expect(res.json()).toMatchObject({ status: 'DONE', stamp_scores: {}, expiration_date: null });
+      expect(res.json().items[0]).toMatchObject({ stamp_scores: {}, expiration_date: null });
+    });
+
+    it('answers null stamp_scores and expiration_date while PROCESSING', async () => {
+      await t.ctx.jobs.enqueue(scorerId, addressNo(4), Date.now());
+      const body = (await get(`/registry/score/${scorerId}/${addressNo(4)}`)).json();
+      expect(body).toMatchObject({ status: 'PROCESSING', score: null, stamp_scores: null, expiration_date: null });
+      expect(body.items).toEqual([expect.objectContaining({ status: 'PROCESSING', stamp_scores: null, expiration_date: null })]);
     });
 
     it.each([
@@ -105,6 +121,12 @@ describe.each(databaseKinds)('score endpoints on %s', (kind) => {
       expect(body.count).toBe(10);
       expect(numbers((await get(`/registry/score/${scorerId}?limit=0`)).json())).toEqual([]);
       expect(numbers((await get(`/registry/score/${scorerId}?offset=20`)).json())).toEqual([]);
+    });
+
+    it('takes empty optional parameters as not given: the defaults apply', async () => {
+      const body = (await get(`/registry/score/${scorerId}?limit=&offset=&address=&last_score_timestamp_gt=`)).json();
+      expect(numbers(body)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(body.count).toBe(10);
     });
 
     it.each([

@@ -87,11 +87,14 @@ describe.each(databaseKinds)('GET /registry/stamps/{address} on %s', (kind) => {
       description: expect.any(String),
       hash: keccak256(stringToHex('Lens')),
       group: expect.any(String),
-      platform: expect.objectContaining({ id: expect.any(String), name: expect.any(String), icon: expect.any(String) }),
+      platform: expect.objectContaining({ id: expect.any(String), name: expect.any(String), icon: expect.stringMatching(/^http:\/\//) }),
     });
     expect(body.next).toContain('include_metadata=true');
     const next = (await get(pathOf(body.next))).json();
     expect(next.items[0].metadata).toEqual(t.ctx.catalogue.metadataFor(element(3)!));
+    // Icons are absolute URLs on the request origin (development without PUBLIC_BASE_URL).
+    const lens = t.ctx.catalogue.metadataFor('Lens')!;
+    expect(body.items[1].metadata.platform.icon).toBe(`http://api.example.test/static/icons/${lens.platform.icon}`);
   });
 
   it('leaves out deleted and revoked stamps', async () => {
@@ -127,6 +130,12 @@ describe.each(databaseKinds)('GET /registry/stamps/{address} on %s', (kind) => {
     const res = await get(`/registry/stamps/${address}?${query}`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ detail: expect.any(String), code });
+  });
+
+  it('takes empty optional parameters as not given', async () => {
+    const body = (await get(`/registry/stamps/${address}?limit=&offset=&include_metadata=&token=`)).json();
+    expect(providersOf(body)).toEqual([...providers].reverse());
+    expect(body.items[0]).not.toHaveProperty('metadata');
   });
 
   it('accepts the maximum limit of 1000', async () => {

@@ -30,18 +30,35 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
   afterEach(async () => t.close());
 
   it('scores three development-issuer stamps to their exact weighted sum', async () => {
-    await giveStamps(t.ctx, address, ['Google', 'Discord', 'Linkedin']);
+    const credentials = await giveStamps(t.ctx, address, [
+      { provider: 'Google', expiresInMs: 30 * 86_400_000 },
+      { provider: 'Discord', expiresInMs: 10 * 86_400_000 },
+      'Linkedin',
+    ]);
     const res = await submit({ address: address.toUpperCase().replace('0X', '0x'), scorer_id: String(scorerId) });
     expect(res.statusCode).toBe(200);
     const body = res.json();
+    const discordExpiry = (credentials[1] as { expirationDate: string }).expirationDate;
     expect(body).toEqual({
       address,
       score: '2.57200',
       status: 'DONE',
       last_score_timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/),
+      expiration_date: new Date(discordExpiry).toISOString().replace('Z', '+00:00'),
       evidence: null,
       error: null,
+      stamp_scores: { Discord: '0.51600', Google: '0.52500', Linkedin: '1.53100' },
     });
+    // The single read and the list answer the same record as the submission.
+    const read = (await t.app.inject({ url: `/registry/score/${scorerId}/${address}`, headers: { 'x-api-key': key } })).json();
+    expect(read).toEqual({ ...body, items: [body], count: 1 });
+    const list = (await t.app.inject({ url: `/registry/score/${scorerId}`, headers: { 'x-api-key': key } })).json();
+    expect(list).toEqual({ items: [body], count: 1 });
+  });
+
+  it('answers stamp_scores {} and a null expiration_date when nothing counted', async () => {
+    const body = (await submit({ address, scorer_id: String(scorerId) })).json();
+    expect(body).toMatchObject({ status: 'DONE', score: '0.00000', stamp_scores: {}, expiration_date: null });
   });
 
   it('gives a binary scorer 1.00000 or 0.00000 with threshold evidence', async () => {
@@ -50,6 +67,8 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
     const pass = (await submit({ address, scorer_id: String(binary.id) })).json();
     expect(pass.score).toBe('1.00000');
     expect(pass.evidence).toEqual({ type: 'ThresholdScoreCheck', success: true, rawScore: '2.57200', threshold: '2.50000' });
+    expect(pass.stamp_scores).toEqual({ Discord: '0.51600', Google: '0.52500', Linkedin: '1.53100' });
+    expect(pass.expiration_date).toMatch(/\+00:00$/);
 
     await t.ctx.accounts.updateScorer(binary.id, { threshold: '2.573' });
     const fail = (await submit({ address, scorer_id: String(binary.id) })).json();
@@ -190,6 +209,26 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
       expect(res.statusCode).toBe(status);
       expect(res.json()).toEqual({ detail: expect.any(String), code });
       expect(await t.ctx.database.db.selectFrom('scores').selectAll().execute()).toHaveLength(0);
+    });
+
+    it('takes an empty signature and nonce as not given (the reference airdrop example sends them)', async () => {
+      await giveStamps(t.ctx, address, ['Google']);
+      const res = await submit({ address, scorer_id: String(scorerId), signature: '', nonce: '' });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'DONE', score: '0.52500' });
+    });
+
+    it('still asks for a signature when the scorer requires one and it is empty', async () => {
+      await t.ctx.accounts.updateScorer(scorerId, { requiresSignature: true });
+      const res = await submit({ address, scorer_id: String(scorerId), signature: '', nonce: '' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ detail: expect.any(String), code: 'invalid_signature' });
+    });
+
+    it('keeps an empty required field an error of that field', async () => {
+      const res = await submit({ address: '', scorer_id: String(scorerId) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('invalid_address');
     });
 
     it('ignores unknown body fields, so newer clients keep working', async () => {

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { databaseUnavailableError, defaultRetryAfterSeconds, shuttingDownError } from '../errors.js';
+
+export type LifecycleState = 'starting' | 'serving' | 'draining';
+
+/**
+ * Where an HTTP server is in its life: `starting` while the process waits for the database
+ * (liveness up, readiness down, other requests answered 503), `serving`, and `draining` after
+ * SIGTERM/SIGINT (requests already running finish; new ones are refused with 503 and the
+ * connection is closed after each answer).
+ */
+export class ServiceLifecycle {
+  state: LifecycleState;
+
+  constructor(state: LifecycleState = 'serving') {
+    this.state = state;
+  }
+}
+
+export function registerLifecycle(app: FastifyInstance, lifecycle: ServiceLifecycle, retryAfterSeconds = defaultRetryAfterSeconds): void {
+  app.addHook('onRequest', async (request) => {
+    if (lifecycle.state === 'draining') throw shuttingDownError(retryAfterSeconds);
+    if (lifecycle.state === 'starting' && !request.url.startsWith('/health/')) throw databaseUnavailableError(retryAfterSeconds);
+  });
+  // A request that was running when the drain began is answered normally, but its connection is
+  // not kept open for another.
+  app.addHook('onSend', async (_request, reply) => {
+    if (lifecycle.state === 'draining') reply.header('connection', 'close');
+  });
+}
+
+/**
+ * Graceful stop of an HTTP server: refuse new requests, close idle keep-alive connections now
+ * (Fastify's close does, and stops listening), let requests in progress finish within
+ * `budgetMs`, then cut whatever connection is left.
+ */
+export async function drainServer(app: FastifyInstance, lifecycle: ServiceLifecycle, budgetMs: number): Promise<void> {
+  lifecycle.state = 'draining';
+  const cut = setTimeout(() => app.server.closeAllConnections(), budgetMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}

@@ -1,0 +1,86 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../app-context.js';
+import { errorResponses } from '../../http/errors.js';
+import type { Metrics } from '../../http/metrics.js';
+import { registerIpRateLimit } from '../../http/rate-limit.js';
+import { AddressSchema } from '../../http/schemas.js';
+import type { StoredStakeEvent } from '../staking/stake-events.repository.js';
+
+const StakeEventItem = Type.Object(
+  {
+    id: Type.Integer({ description: 'This service’s number of the stored event.' }),
+    event_type: Type.Union([Type.Literal('SelfStake'), Type.Literal('Xstake')]),
+    round_id: Type.Integer(),
+    staker: Type.String({ description: 'The address that staked (or unstaked), lower-case.' }),
+    address: Type.String({ description: 'The address staked on, lower-case; equals `staker` for a self stake.' }),
+    amount: Type.String({ pattern: '^[0-9]+$', description: 'Amount in wei, as a decimal string.' }),
+    staked: Type.Boolean({ description: 'false: an unstake of `amount`.' }),
+    block_number: Type.Integer(),
+    tx_hash: Type.String(),
+  },
+  { title: 'StakeEvent' },
+);
+
+export const StakeEventsSchema = Type.Object(
+  { results: Type.Array(StakeEventItem, { description: 'Oldest first (chain order); empty for an unknown round or no events.' }) },
+  { title: 'StakeEvents' },
+);
+
+const RoundId = Type.String({ pattern: '^[0-9]{1,78}$', description: 'Round id: a non-negative integer.' });
+
+export function stakeEventItem(event: StoredStakeEvent) {
+  return {
+    id: event.id,
+    event_type: event.type === 'selfStake' ? ('SelfStake' as const) : ('Xstake' as const),
+    round_id: Number(event.round_id),
+    staker: event.staker,
+    address: event.user_address ?? event.staker,
+    amount: event.amount,
+    staked: event.staked === 1,
+    block_number: event.block_number,
+    tx_hash: event.tx_hash,
+  };
+}
+
+/**
+ * `GET /registry/{token}-stake/{address}/{round_id}` and `govtoken-stake`: the raw staking events
+ * of one round. No API key, as in the reference service; its own per-client-address budget instead.
+ */
+export async function stakeEventRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+  await registerIpRateLimit(app, {
+    name: 'stake-events',
+    max: ctx.config.stakeEventsRateLimitPerMinute,
+    windowMs: 60_000,
+    redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
+    onRejected: () => metrics?.rateLimitRejected('stake_events'),
+  });
+  const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
+  for (const token of tokens) {
+    app.get<{ Params: { address: string; round_id: string } }>(
+      `/registry/${token}-stake/:address/:round_id`,
+      {
+        schema: {
+          tags: ['scoring'],
+          summary:
+            token === 'govtoken'
+              ? 'Staking events of an address in one round (token-neutral path)'
+              : `Staking events of an address in one round (${token.toUpperCase()})`,
+          description:
+            'Every stored self stake and community stake event of the round in which the address staked or was staked on, ' +
+            'oldest first. No API key; limited to STAKE_EVENTS_RATE_LIMIT_PER_MINUTE requests per minute per client address.',
+          security: [],
+          params: Type.Object({ address: AddressSchema, round_id: RoundId }),
+          response: { 200: StakeEventsSchema, ...errorResponses(400, 429) },
+        },
+      },
+      async (request) => {
+        // Stored round ids are canonical decimal text, so "007" asks for round 7.
+        const round = BigInt(request.params.round_id).toString();
+        const events = await ctx.staking.events.eventsOfRound(request.params.address.toLowerCase(), round);
+        return { results: events.map(stakeEventItem) };
+      },
+    );
+  }
+}
