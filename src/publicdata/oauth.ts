@@ -20,7 +20,6 @@ import { handleKey } from './profiles.js';
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 /** How long a started login may take before its callback. */
 export const LOGIN_TTL_MS = 10 * 60 * 1000;
-const UPSTREAM_TIMEOUT_MS = 10_000;
 
 export interface LoginStart {
   /** Where to send the browser. */
@@ -124,12 +123,14 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
 
   async function upstream(what: string, request: () => Promise<Response>): Promise<Record<string, unknown>> {
     let response: Response;
+    let text: string;
     try {
       response = await request();
+      // Inside the try: the time limit (OUTBOUND_TIMEOUT_MS) also ends a body that stalls.
+      text = await response.text();
     } catch {
-      throw new AppError('upstream_unavailable', `The login provider's ${what} endpoint could not be reached; try again later.`);
+      throw new AppError('upstream_unavailable', `The login provider's ${what} endpoint could not be reached in time; try again later.`);
     }
-    const text = await response.text();
     let body: Record<string, unknown> | null = null;
     try {
       const parsed = JSON.parse(text) as unknown;
@@ -191,7 +192,7 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
             client_secret: config.oauthClientSecret ?? '',
             code_verifier: pending.verifier,
           }),
-          signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
+          signal: AbortSignal.timeout(config.outboundTimeoutMs),
         }),
       );
       if (typeof token.access_token !== 'string' || token.access_token === '') {
@@ -200,7 +201,7 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
       const user = await upstream('user-info', () =>
         fetchImpl(config.oauthUserInfoUrl, {
           headers: { accept: 'application/json', authorization: `Bearer ${token.access_token as string}`, 'user-agent': 'stampgate' },
-          signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
+          signal: AbortSignal.timeout(config.outboundTimeoutMs),
         }),
       );
       const login = typeof user.login === 'string' ? user.login : user.preferred_username;
