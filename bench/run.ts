@@ -12,86 +12,56 @@
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
  *
- * Environment (all optional)
- *   BENCH_SECONDS          measured seconds per case (10)
- *   BENCH_WARMUP_SECONDS   discarded warm-up seconds before each case (2)
- *   BENCH_CONNECTIONS      concurrent connections (10)
- *   BENCH_ADDRESSES        size of the address pool, each with 20 stamps (200)
- *   BENCH_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/postgres)
- *   BENCH_DATABASES        comma list of sqlite,postgres (both)
- *   BENCH_CASES            comma list of ceiling,score,submit,bounties,bounties-uncached (all)
- *   BENCH_BOUNTIES         bounties seeded for the bounties case (10000)
- *   BENCH_SERVER           child (default: server in its own process) or inprocess
- *   BENCH_CPU_PROF         1 = write a V8 CPU profile of each server child to bench/results/profiles/<server>-<time>/
- *                          (summarise with `npx tsx bench/profile-summary.ts <that directory> <case window>`)
- * Any other Stampgate setting (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
+ * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
+ * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
+ * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
+ *
+ * Every case reports the server child's CPU per request, the ratio of its req/s to the ceiling's
+ * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
+ * load generator and all other processes used meanwhile: a regression raises the CPU per request,
+ * a busy machine lowers req/s with the CPU per request unchanged. Then one PASS/FAIL line per
+ * target of issue 17 (bench/verdicts.ts).
  *
  * Results: a table on stdout and bench/results/latest.json.
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { describeSettings } from '../src/config.js';
-import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
-import { type LoadCase, type LoadResult, runLoad } from './load.js';
-import type { DatabaseKind, Op, Reply, Request, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
+import { choosePoolProviders, createPostgresDatabase, serverEnv, STAMPS_PER_ADDRESS, writeCredentials } from './fixtures.js';
+import { launchChild, profiles } from './launch.js';
+import { type LoadCase, runLoad } from './load.js';
+import { type MachineUsage, machineMeter } from './machine.js';
+import { type BenchSettings, type CaseName, parseSettings, UsageError, usageText } from './options.js';
+import { benchProfileText } from './profile-summary.js';
+import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
+import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
+import { judge, verdictLines } from './verdicts.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(benchDir, 'results');
-const STAMPS_PER_ADDRESS = 20;
-const DAY_MS = 86_400_000;
 
 // ---------------------------------------------------------------------------
 // Settings
 
-function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name}=${raw} must be a whole number ≥ ${min}`);
-  return value;
+function readSettings(): BenchSettings {
+  try {
+    const parsed = parseSettings(process.argv.slice(2), process.env);
+    if (parsed) return parsed;
+    console.log(usageText);
+    process.exit(0);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n\n${usageText}`);
+    process.exit(2);
+  }
 }
 
-function listFromEnv<T extends string>(name: string, allowed: readonly T[]): T[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return [...allowed];
-  const values = raw.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
-  const bad = values.filter((v) => !allowed.includes(v as T));
-  if (bad.length > 0) throw new Error(`${name}: unknown ${bad.join(', ')} (allowed: ${allowed.join(', ')})`);
-  return values as T[];
-}
-
-function serverMode(): 'child' | 'inprocess' {
-  const raw = (process.env.BENCH_SERVER ?? '').trim().toLowerCase();
-  if (raw === '' || raw === 'child') return 'child';
-  if (raw === 'inprocess') return 'inprocess';
-  throw new Error(`BENCH_SERVER=${raw} must be child or inprocess`);
-}
-
-const settings = {
-  seconds: intFromEnv('BENCH_SECONDS', 10, 1),
-  warmupSeconds: intFromEnv('BENCH_WARMUP_SECONDS', 2, 1),
-  connections: intFromEnv('BENCH_CONNECTIONS', 10, 1),
-  addresses: intFromEnv('BENCH_ADDRESSES', 200, 1),
-  postgresUrl: process.env.BENCH_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
-  databases: listFromEnv('BENCH_DATABASES', ['sqlite', 'postgres'] as const),
-  cases: listFromEnv('BENCH_CASES', ['ceiling', 'score', 'submit', 'bounties', 'bounties-uncached'] as const),
-  bounties: intFromEnv('BENCH_BOUNTIES', 10_000, 1),
-  server: serverMode(),
-  cpuProfile: process.env.BENCH_CPU_PROF === '1',
-};
-
-const targets = {
-  scoreReadVsCeiling: 0.5,
-  submitP50Ms: 10,
-  bountiesVsCeiling: 0.25,
-};
+const settings = readSettings();
 
 /** Two filters and an order: open beginner bounties, most valuable first. */
 const BOUNTIES_PATH = '/api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50';
@@ -99,224 +69,62 @@ const BOUNTIES_PATH = '/api/v0.1/bounties/?is_open=true&experience_level=beginne
 // ---------------------------------------------------------------------------
 // Servers under test: a child process (default) or this process
 
-async function launchChild(spec: TargetSpec, label: string): Promise<RunningTarget> {
-  const execArgv = ['--import', 'tsx'];
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  if (settings.cpuProfile) {
-    // One directory per server: tsx's module loader runs in a worker thread, which
-    // writes a profile of its own (Node's default file names tell the threads apart).
-    const dir = join(resultsDir, 'profiles', `${label}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-    mkdirSync(dir, { recursive: true });
-    execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
-    env.BENCH_PROFILE_WINDOWS_FILE = join(dir, 'windows.json');
-    console.log(`(CPU profile of the ${label} server: ${dir})`);
-  }
-  const child: ChildProcess = fork(join(benchDir, 'child.ts'), [], {
-    cwd: repoDir,
-    execArgv,
-    env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let nextId = 1;
-  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.on('message', (message: Reply) => {
-    const waiter = pending.get(message.id);
-    if (!waiter) return;
-    pending.delete(message.id);
-    if (message.ok) waiter.resolve(message.result);
-    else waiter.reject(new Error(`server child: ${message.error}`));
-  });
-  child.once('exit', (code, signal) => {
-    for (const waiter of pending.values()) waiter.reject(new Error(`server child exited (code ${code}, signal ${signal})`));
-    pending.clear();
-  });
-  const call = <T>(request: { op: 'start'; spec: TargetSpec } | { op: 'usageStart'; window: string } | { op: Op }): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      child.send({ ...request, id } as Request);
-    });
-
-  try {
-    const info = await call<TargetInfo>({ op: 'start', spec });
-    return {
-      info,
-      usageStart: (window) => call<void>({ op: 'usageStart', window }),
-      usageStop: () => call<ServerUsage>({ op: 'usageStop' }),
-      check: () => call<TargetCheck>({ op: 'check' }),
-      stop: async () => {
-        try {
-          await call<void>({ op: 'stop' });
-        } finally {
-          if (child.connected) child.disconnect();
-          await exited;
-        }
-      },
-    };
-  } catch (error) {
-    if (child.connected) child.disconnect();
-    child.kill();
-    await exited;
-    throw error;
-  }
-}
-
-async function launch(spec: TargetSpec, label: string): Promise<RunningTarget> {
-  if (settings.server === 'child') return launchChild(spec, label);
+async function launch(spec: TargetSpec, label: string, profileWindow: string | null = null): Promise<RunningTarget> {
+  if (settings.server === 'child') return launchChild(spec, label, profileWindow);
   const { startTarget } = await import('./target.js');
   return startTarget(spec);
-}
-
-/** Settings the benchmark fixes for the Stampgate server; every other one comes from the environment. */
-function serverEnv(dataDir: string, databaseUrl: string): Record<string, string> {
-  return {
-    STAMPGATE_ENV: 'development',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: databaseUrl,
-    // Far above what a run can spend, so the rate limit is exercised but never refuses.
-    RATE_LIMIT_TIER4: '100000000',
-    // The public data API's per-address budget likewise: the load generator is one address.
-    PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
-    HOST: '127.0.0.1',
-    PORT: '0',
-  };
-}
-
-// ---------------------------------------------------------------------------
-// Fixtures: the address pool and its stamps
-
-interface CatalogueJson {
-  threshold: string;
-  platforms: { groups: { stamps: { name: string; weight: string; deprecated?: boolean }[] }[] }[];
-}
-
-/** Decimal text → integer in units of 1e-5 (catalogue weights have at most 3 fraction digits). */
-function toFifthDigits(text: string): bigint {
-  const [whole, fraction = ''] = text.split('.');
-  if (fraction.length > 5) throw new Error(`unexpected precision in ${text}`);
-  return BigInt(whole ?? '0') * 100_000n + BigInt(fraction.padEnd(5, '0'));
-}
-
-function formatFifthDigits(value: bigint): string {
-  return `${value / 100_000n}.${(value % 100_000n).toString().padStart(5, '0')}`;
-}
-
-function choosePoolProviders() {
-  const catalogue = JSON.parse(readFileSync(join(repoDir, 'assets', 'stamp-catalogue.json'), 'utf8')) as CatalogueJson;
-  const stamps = catalogue.platforms
-    .flatMap((p) => p.groups.flatMap((g) => g.stamps))
-    .filter((s) => !s.deprecated && toFifthDigits(s.weight) > 0n)
-    .slice(0, STAMPS_PER_ADDRESS);
-  if (stamps.length < STAMPS_PER_ADDRESS) throw new Error(`the catalogue has only ${stamps.length} usable providers`);
-  const raw = stamps.reduce((sum, s) => sum + toFifthDigits(s.weight), 0n);
-  return {
-    providers: stamps.map((s) => s.name),
-    expectedRawScore: formatFifthDigits(raw),
-    expectedScore: raw >= toFifthDigits(catalogue.threshold) ? '1.00000' : '0.00000',
-  };
-}
-
-async function writeCredentials(dataDir: string, file: string, providers: string[]): Promise<{ addresses: string[]; ms: number }> {
-  const start = performance.now();
-  const privateKey = await loadOrCreateIssuerKey(dataDir);
-  const expiresAt = new Date(Date.now() + 90 * DAY_MS);
-  const addresses = Array.from({ length: settings.addresses }, () => `0x${randomBytes(20).toString('hex')}`);
-  const documents = addresses.map((address) => ({
-    address,
-    credentials: providers.map((provider) => issueCredential({ privateKey, address, provider, expiresAt })),
-  }));
-  writeFileSync(file, JSON.stringify(documents));
-  return { addresses, ms: Math.round(performance.now() - start) };
-}
-
-// ---------------------------------------------------------------------------
-// PostgreSQL throw-away database
-
-async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | { unreachable: string }> {
-  const admin = new pg.Client({ connectionString: settings.postgresUrl, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    await admin.end().catch(() => {});
-    return { unreachable: (error as Error).message || String(error) };
-  }
-  const name = `stampgate_bench_${Date.now()}_${process.pid}`;
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(settings.postgresUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const dropper = new pg.Client({ connectionString: settings.postgresUrl, connectionTimeoutMillis: 3000 });
-      await dropper.connect();
-      try {
-        await dropper.query(`drop database if exists ${name} with (force)`);
-      } finally {
-        await dropper.end();
-      }
-    },
-  };
 }
 
 // ---------------------------------------------------------------------------
 // Cases
 
-type CaseName = 'ceiling' | 'score' | 'submit' | 'bounties' | 'bounties-uncached';
-
-interface CaseRecord {
-  case: CaseName;
-  title: string;
-  database: DatabaseKind | '-';
-  result: LoadResult;
-  serverUsage: ServerUsage | null;
-  after: TargetCheck | null;
+/** The measured window's name: the label of its CPU-profile window too. */
+function windowName(name: CaseName, database: DatabaseKind | '-'): string {
+  return database === '-' ? name : `${name}-${database}`;
 }
 
-const titles: Record<CaseName, string> = {
-  ceiling: 'ceiling (bare Fastify)',
-  score: 'GET score (DONE)',
-  submit: 'POST submit (20 stamps)',
-  bounties: 'GET bounties (10k, 2 filters + order)',
-  'bounties-uncached': 'GET bounties, cache off (every request queries)',
-};
-
-function usageHooks(target: RunningTarget, window: string, sink: { usage: ServerUsage | null }): LoadCase['around'] {
-  if (settings.server !== 'child') return undefined;
-  return {
-    before: () => target.usageStart(window),
-    after: async () => {
-      sink.usage = await target.usageStop();
-    },
-  };
+/** `profileWindow` for launch(): set when the server about to start serves the profiled case. */
+function profileWindowFor(name: CaseName, database: DatabaseKind | '-'): string | null {
+  return settings.profileCase === name ? windowName(name, database) : null;
 }
 
-function common(port: number) {
-  return {
-    url: `http://127.0.0.1:${port}`,
+/** One case: warm-up, then the measured run with the server's and the machine's CPU sampled around it. */
+async function measure(
+  target: RunningTarget,
+  name: CaseName,
+  database: DatabaseKind | '-',
+  load: Omit<LoadCase, 'url' | 'connections' | 'warmupSeconds' | 'seconds' | 'around'>,
+): Promise<CaseRecord> {
+  console.log(`${windowName(name, database)}: measuring (load average ${loadText()})`);
+  const window = windowName(name, database);
+  let serverUsage: ServerUsage | null = null;
+  let machine: MachineUsage | null = null;
+  let meter: ReturnType<typeof machineMeter> | null = null;
+  const result = await runLoad({
+    ...load,
+    url: `http://127.0.0.1:${target.info.port}`,
     connections: settings.connections,
     warmupSeconds: settings.warmupSeconds,
     seconds: settings.seconds,
-  };
+    around: {
+      before: async () => {
+        if (settings.server === 'child') await target.usageStart(window);
+        meter = machineMeter();
+      },
+      after: async () => {
+        machine = meter?.stop() ?? null;
+        if (settings.server === 'child') serverUsage = await target.usageStop();
+      },
+    },
+  });
+  const profiled = settings.profileCase === name;
+  return { case: name, title: titles[name], database, result, serverUsage, machine, after: null, profiled };
 }
 
 async function runCeiling(): Promise<CaseRecord> {
-  const target = await launch({ kind: 'ceiling' }, 'ceiling');
+  const target = await launch({ kind: 'ceiling' }, 'ceiling', profileWindowFor('ceiling', '-'));
   try {
-    const sink = { usage: null as ServerUsage | null };
-    const result = await runLoad({
-      ...common(target.info.port),
-      method: 'GET',
-      headers: {},
-      path: () => '/',
-      around: usageHooks(target, 'ceiling', sink),
-    });
-    return { case: 'ceiling', title: titles.ceiling, database: '-', result, serverUsage: sink.usage, after: null };
+    return await measure(target, 'ceiling', '-', { method: 'GET', headers: {}, path: () => '/' });
   } finally {
     await target.stop();
   }
@@ -344,63 +152,62 @@ async function settle(target: RunningTarget): Promise<TargetCheck> {
   }
 }
 
-async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo }> {
-  const target = await launch(spec, `stampgate-${database}`);
+async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo | null }> {
   const records: CaseRecord[] = [];
-  try {
-    const { port, apiKey, scorerId, addresses } = target.info;
-    if (!apiKey || scorerId === undefined || !addresses) throw new Error('stampgate target did not report its key, scorer and addresses');
-    const headers = { 'x-api-key': apiKey };
-    const pick = (n: number) => addresses[n % addresses.length] as string;
+  let info: TargetInfo | null = null;
+  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties');
+  if (sharedCases.length > 0) {
+    const profiled = sharedCases.find((c) => c === settings.profileCase);
+    const target = await launch(spec, `stampgate-${database}`, profiled ? windowName(profiled, database) : null);
+    try {
+      info = target.info;
+      const { apiKey, scorerId, addresses } = target.info;
+      if (!apiKey || scorerId === undefined || !addresses) throw new Error('stampgate target did not report its key, scorer and addresses');
+      const headers = { 'x-api-key': apiKey };
+      const pick = (n: number) => addresses[n % addresses.length] as string;
 
-    if (wanted.includes('score')) {
-      const sink = { usage: null as ServerUsage | null };
-      const result = await runLoad({
-        ...common(port),
-        method: 'GET',
-        headers,
-        path: (n) => `/registry/score/${scorerId}/${pick(n)}`,
-        checkBody: (body) => scoreProblem((JSON.parse(body) as { items?: ScoreBody[] }).items?.[0], spec.expectedScore),
-        around: usageHooks(target, `score-${database}`, sink),
-      });
-      records.push({ case: 'score', title: titles.score, database, result, serverUsage: sink.usage, after: await settle(target) });
-    }
-
-    if (wanted.includes('submit')) {
-      const sink = { usage: null as ServerUsage | null };
-      const result = await runLoad({
-        ...common(port),
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        path: () => '/registry/submit-passport',
-        body: (n) => JSON.stringify({ address: pick(n), scorer_id: String(scorerId) }),
-        checkBody: (body) => scoreProblem(JSON.parse(body) as ScoreBody, spec.expectedScore),
-        around: usageHooks(target, `submit-${database}`, sink),
-      });
-      records.push({ case: 'submit', title: titles.submit, database, result, serverUsage: sink.usage, after: await settle(target) });
-    }
-    if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
-    return { records, info: target.info };
-  } finally {
-    await target.stop();
-    if (wanted.includes('bounties-uncached')) {
-      // A server of its own with the response cache off and no stamps to import.
-      const noCredentials = join(dirname(spec.credentialsFile), 'no-credentials.json');
-      writeFileSync(noCredentials, '[]');
-      const uncached = await launch({ ...spec, credentialsFile: noCredentials, env: { ...spec.env, PUBLIC_CACHE_TTL: '0' } }, `stampgate-${database}-uncached`);
-      try {
-        records.push(await runBounties(uncached, database, 'bounties-uncached'));
-      } finally {
-        await uncached.stop();
+      if (wanted.includes('score')) {
+        const record = await measure(target, 'score', database, {
+          method: 'GET',
+          headers,
+          path: (n) => `/registry/score/${scorerId}/${pick(n)}`,
+          checkBody: (body) => scoreProblem((JSON.parse(body) as { items?: ScoreBody[] }).items?.[0], spec.expectedScore),
+        });
+        records.push({ ...record, after: await settle(target) });
       }
+      if (wanted.includes('submit')) {
+        const record = await measure(target, 'submit', database, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          path: () => '/registry/submit-passport',
+          body: (n) => JSON.stringify({ address: pick(n), scorer_id: String(scorerId) }),
+          checkBody: (body) => scoreProblem(JSON.parse(body) as ScoreBody, spec.expectedScore),
+        });
+        records.push({ ...record, after: await settle(target) });
+      }
+      if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
+    } finally {
+      await target.stop();
     }
   }
+  if (wanted.includes('bounties-uncached')) {
+    // A server of its own with the response cache off and no stamps to import.
+    const noCredentials = join(dirname(spec.credentialsFile), 'no-credentials.json');
+    writeFileSync(noCredentials, '[]');
+    const uncachedSpec = { ...spec, credentialsFile: noCredentials, env: { ...spec.env, PUBLIC_CACHE_TTL: '0' } };
+    const uncached = await launch(uncachedSpec, `stampgate-${database}-uncached`, profileWindowFor('bounties-uncached', database));
+    try {
+      info ??= uncached.info;
+      records.push(await runBounties(uncached, database, 'bounties-uncached'));
+    } finally {
+      await uncached.stop();
+    }
+  }
+  return { records, info };
 }
 
 async function runBounties(target: RunningTarget, database: DatabaseKind, name: 'bounties' | 'bounties-uncached'): Promise<CaseRecord> {
-  const sink = { usage: null as ServerUsage | null };
-  const result = await runLoad({
-    ...common(target.info.port),
+  return measure(target, name, database, {
     method: 'GET',
     headers: {},
     path: () => BOUNTIES_PATH,
@@ -409,50 +216,14 @@ async function runBounties(target: RunningTarget, database: DatabaseKind, name: 
       if (!Array.isArray(list) || list.length === 0) return 'empty list';
       return list.every((b) => b.is_open === true && b.experience_level?.toLowerCase() === 'beginner') ? null : 'filter not applied';
     },
-    around: usageHooks(target, `${name}-${database}`, sink),
   });
-  return { case: name, title: titles[name], database, result, serverUsage: sink.usage, after: null };
 }
 
 // ---------------------------------------------------------------------------
 // Report
 
-function fixed(value: number, digits: number): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  const line = (r: string[]) => r.map((cell, i) => (i === 0 || i === 1 || i === r.length - 1 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ');
-  const [head, ...body] = rows;
-  return [line(head ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
-}
-
-function checksText(record: CaseRecord): string {
-  const parts: string[] = [];
-  const problems = Object.entries(record.result.bodyProblems);
-  if (record.case !== 'ceiling') {
-    const bad = problems.reduce((n, [, c]) => n + c, 0);
-    const ok = record.case.startsWith('bounties') ? 'all filtered' : 'all DONE';
-    parts.push(bad === 0 ? ok : `bad bodies ${bad} (${problems.map(([k, c]) => `${k}: ${c}`).join(', ')})`);
-  }
-  if (record.after) {
-    if (record.after.queueDepth > 0) parts.push(`queue left ${record.after.queueDepth}`);
-    const notDone = Object.entries(record.after.scoreStatus).filter(([status]) => status !== 'DONE');
-    if (notDone.length > 0) parts.push(`rows ${notDone.map(([s, n]) => `${s}=${n}`).join(',')}`);
-    if (record.after.workerFailures > 0) parts.push(`worker failures ${record.after.workerFailures}`);
-  }
-  return parts.join('; ');
-}
-
 function loadText(): string {
   return loadavg().map((n) => n.toFixed(2)).join(' ');
-}
-
-function cpuText(usage: ServerUsage | null, requests: number): string {
-  if (!usage) return 'n/a';
-  const cpuMs = usage.cpuUserMs + usage.cpuSystemMs;
-  return `${Math.round((cpuMs / usage.wallMs) * 100)}% / ${fixed((cpuMs * 1000) / Math.max(1, requests), 0)}µs`;
 }
 
 async function main(): Promise<number> {
@@ -494,15 +265,12 @@ async function main(): Promise<number> {
 
   try {
     const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling'> => c !== 'ceiling');
-    if (settings.cases.includes('ceiling')) {
-      console.log('ceiling: measuring');
-      records.push(await runCeiling());
-    }
+    if (settings.cases.includes('ceiling')) records.push(await runCeiling());
 
     if (stampCases.length > 0) {
       const pool = choosePoolProviders();
       const credentialsFile = join(tmp, 'credentials.json');
-      const issued = await writeCredentials(dataDir, credentialsFile, pool.providers);
+      const issued = await writeCredentials(dataDir, credentialsFile, pool.providers, settings.addresses);
       console.log(`issued ${settings.addresses} addresses × ${STAMPS_PER_ADDRESS} stamps with the development issuer in ${issued.ms} ms`);
       setupInfo.providers = pool.providers;
       setupInfo.expectedScore = pool.expectedScore;
@@ -514,7 +282,7 @@ async function main(): Promise<number> {
         if (database === 'sqlite') {
           databaseUrl = `sqlite:${join(tmp, 'sqlite', 'stampgate.sqlite')}`;
         } else {
-          const created = await createPostgresDatabase();
+          const created = await createPostgresDatabase(settings.postgresUrl);
           if ('unreachable' in created) {
             postgresNote = `PostgreSQL at ${settings.postgresUrl} is unreachable (${created.unreachable}); SQLite only.`;
             console.log(postgresNote);
@@ -534,8 +302,10 @@ async function main(): Promise<number> {
           bounties: stampCases.includes('bounties') || stampCases.includes('bounties-uncached') ? settings.bounties : 0,
         };
         const run = await runStampgate(database, spec, stampCases);
-        console.log(`${database}: set-up ${JSON.stringify(run.info.setup)}`);
-        setupInfo[database] = { setup: run.info.setup, config: run.info.config };
+        if (run.info) {
+          console.log(`${database}: set-up ${JSON.stringify(run.info.setup)}`);
+          setupInfo[database] = { setup: run.info.setup, config: run.info.config };
+        }
         records.push(...run.records);
         if (database === 'postgres' && dropPostgres) {
           await dropPostgres();
@@ -550,75 +320,21 @@ async function main(): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
   }
 
-  // Table
+  console.log('');
+  console.log(resultsTable(records));
+  console.log('');
+
+  // Issue 17's targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
-  const ceilingRps = ceiling?.result.rps ?? Number.NaN;
-  const rows: string[][] = [
-    ['case', 'database', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs ceiling', 'server CPU / per req', 'checks'],
-    ...records.map((r) => [
-      r.title,
-      r.database,
-      fixed(r.result.rps, 0),
-      fixed(r.result.latencyMs.p50, 2),
-      fixed(r.result.latencyMs.p99, 2),
-      `${r.result.errors}/${r.result.non2xx}`,
-      ceiling ? `${fixed((r.result.rps / ceilingRps) * 100, 1)}%` : 'n/a',
-      cpuText(r.serverUsage, r.result.requests),
-      checksText(r),
-    ]),
-  ];
-  console.log('');
-  console.log(table(rows));
-  console.log('');
+  const targetResults = judge(records, settings.databases, settings.cases);
+  if (ceiling) console.log(`Targets of issue 17, against the ceiling of this run: ${Math.round(ceiling.result.rps)} req/s, p50 ${ceiling.result.latencyMs.p50.toFixed(2)} ms`);
+  for (const line of verdictLines(targetResults)) console.log(line);
+  console.log(`(load average at the end: ${loadText()}.) On a busy machine req/s and the ratios move by tens of per cent between runs;`);
+  console.log('the server CPU per request moves by under 10 % between runs with similar "others", but grows with them (cache and');
+  console.log('scheduler contention): to tell a regression from noise, compare the CPU per request of runs with similar "others".');
+  for (const { dir, window } of profiles) console.log(`\n${benchProfileText(dir, window, settings.profileTop)}`);
 
-  // Targets (reported, not asserted)
-  const sqliteScore = records.find((r) => r.case === 'score' && r.database === 'sqlite');
-  const sqliteSubmit = records.find((r) => r.case === 'submit' && r.database === 'sqlite');
-  const targetResults: { name: string; verdict: 'PASS' | 'FAIL' | 'SKIPPED'; measured: string }[] = [];
-  if (sqliteScore && ceiling) {
-    const ratio = sqliteScore.result.rps / ceilingRps;
-    targetResults.push({
-      name: `single-score read on SQLite ≥ ${targets.scoreReadVsCeiling * 100}% of the ceiling req/s`,
-      verdict: ratio >= targets.scoreReadVsCeiling ? 'PASS' : 'FAIL',
-      measured: `${fixed(ratio * 100, 1)}% (${fixed(sqliteScore.result.rps, 0)} of ${fixed(ceilingRps, 0)} req/s)`,
-    });
-  } else {
-    targetResults.push({ name: 'single-score read on SQLite vs ceiling', verdict: 'SKIPPED', measured: 'case not run' });
-  }
-  if (sqliteSubmit) {
-    targetResults.push({
-      name: `20-stamp submission on SQLite p50 ≤ ${targets.submitP50Ms} ms`,
-      verdict: sqliteSubmit.result.latencyMs.p50 <= targets.submitP50Ms ? 'PASS' : 'FAIL',
-      measured: `p50 ${fixed(sqliteSubmit.result.latencyMs.p50, 2)} ms`,
-    });
-  } else {
-    targetResults.push({ name: '20-stamp submission on SQLite p50', verdict: 'SKIPPED', measured: 'case not run' });
-  }
-  const sqliteBounties = records.find((r) => r.case === 'bounties' && r.database === 'sqlite');
-  if (sqliteBounties && ceiling) {
-    const ratio = sqliteBounties.result.rps / ceilingRps;
-    targetResults.push({
-      name: `bounties list on SQLite ≥ ${targets.bountiesVsCeiling * 100}% of the ceiling req/s`,
-      verdict: ratio >= targets.bountiesVsCeiling ? 'PASS' : 'FAIL',
-      measured: `${fixed(ratio * 100, 1)}% (${fixed(sqliteBounties.result.rps, 0)} of ${fixed(ceilingRps, 0)} req/s)`,
-    });
-  } else {
-    targetResults.push({ name: 'bounties list on SQLite vs ceiling', verdict: 'SKIPPED', measured: 'case not run' });
-  }
-  for (const t of targetResults) console.log(`${t.verdict.padEnd(7)} ${t.name}: ${t.measured}`);
-  console.log(`(load average at the end: ${loadText()}; figures from a busy machine are not comparable)`);
-
-  // What counts as broken (exit 1): a failed run, a case without successes, errors, non-2xx, worker failures.
-  for (const r of records) {
-    const label = `${r.title} on ${r.database}`;
-    if (r.result.requests === 0 || (r.result.statusCodes['200'] ?? 0) === 0) problems.push(`${label}: no successful response`);
-    if (r.result.errors > 0) problems.push(`${label}: ${r.result.errors} connection errors (${r.result.timeouts} timeouts)`);
-    if (r.result.non2xx > 0) problems.push(`${label}: ${r.result.non2xx} non-2xx responses ${JSON.stringify(r.result.statusCodes)}`);
-    // A submission may answer PROCESSING on a slow machine; a read or a list must always be right.
-    const badBodies = Object.values(r.result.bodyProblems).reduce((n, c) => n + c, 0);
-    if (r.case !== 'submit' && badBodies > 0) problems.push(`${label}: ${badBodies} wrong bodies ${JSON.stringify(r.result.bodyProblems)}`);
-    if (r.after && r.after.workerFailures > 0) problems.push(`${label}: scoring worker failed ${r.after.workerFailures} times, first: ${r.after.firstWorkerFailure}`);
-  }
+  problems.push(...brokenCases(records));
 
   // Results file
   let commit: string | null = null;
@@ -645,11 +361,14 @@ async function main(): Promise<number> {
           case: r.case,
           title: r.title,
           database: r.database,
-          ratioToCeiling: ceiling ? r.result.rps / ceilingRps : null,
+          ...derive(r, ceiling),
           ...r.result,
           serverUsage: r.serverUsage,
+          machine: r.machine,
           after: r.after,
+          profiled: r.profiled,
         })),
+        profiles,
         targets: targetResults,
         problems,
       },

@@ -67,7 +67,12 @@ export async function createAppContext(config: Config, database: Database, optio
     notifyChange: () => bus.publish('issuers', ''),
   });
   const stampsRepo = stampsRepository(database.db);
-  const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize });
+  const credentialLimits = {
+    maxDepth: config.credentialMaxDepth,
+    maxStringLength: config.credentialMaxStringLength,
+    maxValues: config.credentialMaxValues,
+  };
+  const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
   const jobs = scoringJobsRepository(database);
   const worker = new ScoringWorker(
     jobs,
@@ -80,7 +85,7 @@ export async function createAppContext(config: Config, database: Database, optio
       backoffBaseMs: config.scoringBackoffMs,
     },
   );
-  const stamps = stampService(stampsRepo, verifier, issuers);
+  const stamps = stampService(stampsRepo, verifier, issuers, Date.now, { limits: credentialLimits, maxStamps: config.maxStampsPerRequest });
   const apiKeys = apiKeyService(apiKeysRepository(database.db), accountsRepo, {
     ttlMs: config.apiKeyCacheTtlMs,
     notifyChange: (prefix) => bus.publish('api_key', prefix),

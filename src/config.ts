@@ -4,12 +4,15 @@
  * `stampgate config` command are generated from the same list, so they cannot drift.
  */
 
+import { isIP } from 'node:net';
+
 export type Environment = 'development' | 'production';
 
 export interface Config {
   env: Environment;
   port: number;
-  host: string;
+  /** null: unset, which production refuses at start-up (development binds 127.0.0.1). */
+  host: string | null;
   databaseUrl: string;
   publicBaseUrl: string | null;
   iconBaseUrl: string | null;
@@ -23,6 +26,11 @@ export interface Config {
   trustedIssuers: string[];
   stampCatalogueFile: string | null;
   credentialCacheSize: number;
+  maxStampsPerRequest: number;
+  credentialMaxDepth: number;
+  credentialMaxStringLength: number;
+  credentialMaxValues: number;
+  walletBodyLimitBytes: number;
   submitWaitMs: number;
   scoringConcurrency: number;
   scoringLeaseMs: number;
@@ -37,6 +45,7 @@ export interface Config {
   publicDataApiEnabled: boolean;
   corsOrigins: string[];
   walletSessionTtlSeconds: number;
+  siweAllowedChainIds: number[];
   governanceToken: string;
   stakeEventsRateLimitPerMinute: number;
   stakingRpcUrl: string | null;
@@ -60,6 +69,14 @@ export interface Config {
   redisUrl: string | null;
   metricsEnabled: boolean;
   workerPort: number | null;
+  trustProxy: string[];
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  outboundTimeoutMs: number;
+  metricsPort: number | null;
+  metricsPublic: boolean;
+  bodyMaxDepth: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -158,9 +175,10 @@ const settings: { [K in keyof Config]: Setting<K> } = {
   host: {
     key: 'host',
     name: 'HOST',
-    description: 'Interface the HTTP server binds to (`127.0.0.1` keeps it local)',
-    defaultText: '0.0.0.0',
-    parse: (raw) => (raw === undefined || raw.trim() === '' ? '0.0.0.0' : raw.trim()),
+    description:
+      'Interface the HTTP server binds to (`0.0.0.0` for every interface, as a container needs). Required in production; in development unset = `127.0.0.1` (this machine only)',
+    defaultText: '127.0.0.1 (development); required in production',
+    parse: (raw, env) => (raw === undefined || raw.trim() === '' ? (isProduction(env) ? null : '127.0.0.1') : raw.trim()),
   },
   databaseUrl: {
     key: 'databaseUrl',
@@ -253,6 +271,41 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'How many credential verification results are kept in memory (by credential digest)',
     defaultText: '50000',
     parse: integer('CREDENTIAL_CACHE_SIZE', 0, 10_000_000, 50_000),
+  },
+  maxStampsPerRequest: {
+    key: 'maxStampsPerRequest',
+    name: 'MAX_STAMPS_PER_REQUEST',
+    description: 'Most credentials in one wallet stamp write, and in one `stampgate stamps import` file; more gets 400',
+    defaultText: '100',
+    parse: integer('MAX_STAMPS_PER_REQUEST', 1, 10_000, 100),
+  },
+  credentialMaxDepth: {
+    key: 'credentialMaxDepth',
+    name: 'CREDENTIAL_MAX_DEPTH',
+    description: 'Deepest nesting of objects and arrays in a credential (a real stamp has 6 levels); deeper is refused before any hashing',
+    defaultText: '8',
+    parse: integer('CREDENTIAL_MAX_DEPTH', 6, 64, 8),
+  },
+  credentialMaxStringLength: {
+    key: 'credentialMaxStringLength',
+    name: 'CREDENTIAL_MAX_STRING_LENGTH',
+    description: 'Longest string or property name in a credential, in characters (a real stamp\'s longest is its 132-character signature); longer is refused before any hashing',
+    defaultText: '1024',
+    parse: integer('CREDENTIAL_MAX_STRING_LENGTH', 256, 1_048_576, 1024),
+  },
+  credentialMaxValues: {
+    key: 'credentialMaxValues',
+    name: 'CREDENTIAL_MAX_VALUES',
+    description: 'Most values (objects, arrays, strings, numbers) in a credential (a real stamp has about 100, one more per extra nullifier); more is refused before any hashing',
+    defaultText: '400',
+    parse: integer('CREDENTIAL_MAX_VALUES', 128, 1_000_000, 400),
+  },
+  walletBodyLimitBytes: {
+    key: 'walletBodyLimitBytes',
+    name: 'WALLET_BODY_LIMIT_BYTES',
+    description: 'Largest request body of the wallet routes (`/registry/wallet/*`), at most BODY_LIMIT_BYTES; larger bodies get 413',
+    defaultText: '524288',
+    parse: integer('WALLET_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024, 512 * 1024),
   },
   submitWaitMs: {
     key: 'submitWaitMs',
@@ -352,6 +405,13 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     description: 'Lifetime of a wallet session token obtained with Sign-In with Ethereum',
     defaultText: '900',
     parse: integer('WALLET_SESSION_TTL_SECONDS', 60, 86_400, 900),
+  },
+  siweAllowedChainIds: {
+    key: 'siweAllowedChainIds',
+    name: 'SIWE_ALLOWED_CHAIN_IDS',
+    description: 'Comma-separated EIP-155 Chain IDs a wallet sign-in message may name; the first is the one offered by `GET /registry/wallet/siwe-nonce`',
+    defaultText: '1',
+    parse: chainIdList,
   },
   governanceToken: {
     key: 'governanceToken',
@@ -516,7 +576,7 @@ const settings: { [K in keyof Config]: Setting<K> } = {
   metricsEnabled: {
     key: 'metricsEnabled',
     name: 'METRICS_ENABLED',
-    description: 'Serve Prometheus metrics at `/metrics` (restrict it to your monitoring network at the proxy)',
+    description: 'Collect Prometheus metrics and serve them at `/metrics`: on METRICS_PORT, and on the main listener when METRICS_PUBLIC is true',
     defaultText: 'true',
     parse: flag('METRICS_ENABLED', true),
   },
@@ -528,7 +588,89 @@ const settings: { [K in keyof Config]: Setting<K> } = {
     defaultText: '(unset)',
     parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('WORKER_PORT', 1, 65535, 0)(raw)),
   },
+  trustProxy: {
+    key: 'trustProxy',
+    name: 'TRUST_PROXY',
+    description:
+      'Comma-separated addresses or CIDR ranges of your reverse proxies (or `loopback`, `linklocal`, `uniquelocal`): only requests from them may set the client address with `X-Forwarded-For`/`Forwarded` (and host and scheme with `X-Forwarded-Host`/`-Proto`); unset = the socket address is the client',
+    defaultText: '(none)',
+    parse: proxyList,
+  },
+  requestTimeoutMs: {
+    key: 'requestTimeoutMs',
+    name: 'REQUEST_TIMEOUT_MS',
+    description: 'Longest time a client may take to send a whole request (headers and body); then the connection is closed',
+    defaultText: '30000',
+    parse: integer('REQUEST_TIMEOUT_MS', 100, 3_600_000, 30_000),
+  },
+  headersTimeoutMs: {
+    key: 'headersTimeoutMs',
+    name: 'HEADERS_TIMEOUT_MS',
+    description: 'Longest time a client may take to send the request headers (slow-loris clients are cut off)',
+    defaultText: '10000',
+    parse: integer('HEADERS_TIMEOUT_MS', 100, 3_600_000, 10_000),
+  },
+  keepAliveTimeoutMs: {
+    key: 'keepAliveTimeoutMs',
+    name: 'KEEP_ALIVE_TIMEOUT_MS',
+    description: 'How long an idle keep-alive connection is kept open for a next request',
+    defaultText: '5000',
+    parse: integer('KEEP_ALIVE_TIMEOUT_MS', 100, 3_600_000, 5000),
+  },
+  outboundTimeoutMs: {
+    key: 'outboundTimeoutMs',
+    name: 'OUTBOUND_TIMEOUT_MS',
+    description: 'Time limit of every call this service makes: Ethereum JSON-RPC requests and the OAuth token and user-info requests',
+    defaultText: '10000',
+    parse: integer('OUTBOUND_TIMEOUT_MS', 100, 600_000, 10_000),
+  },
+  metricsPort: {
+    key: 'metricsPort',
+    name: 'METRICS_PORT',
+    description: 'Port of a listener of its own (on HOST) that serves only `/metrics`, for the monitoring network; unset = none (0 = any free port)',
+    defaultText: '(unset)',
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('METRICS_PORT', 0, 65535, 0)(raw)),
+  },
+  metricsPublic: {
+    key: 'metricsPublic',
+    name: 'METRICS_PUBLIC',
+    description: 'Also serve `/metrics` on the main (public) listener',
+    defaultText: 'false in production, true in development',
+    parse: (raw, env) => flag('METRICS_PUBLIC', !isProduction(env))(raw),
+  },
+  bodyMaxDepth: {
+    key: 'bodyMaxDepth',
+    name: 'BODY_MAX_DEPTH',
+    description: 'Deepest nesting of arrays and objects accepted in a JSON request body over 64 KiB; deeper bodies get 400 before they are parsed (smaller ones parse in about a millisecond whatever their shape)',
+    defaultText: '64',
+    parse: integer('BODY_MAX_DEPTH', 8, 10_000, 64),
+  },
 };
+
+function isProduction(env: NodeJS.ProcessEnv): boolean {
+  return (env.STAMPGATE_ENV ?? '').trim().toLowerCase() === 'production';
+}
+
+const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** Trusted proxies: IP addresses and CIDR ranges, as Fastify's `trustProxy` (proxy-addr) reads them. */
+function proxyList(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (PROXY_KEYWORDS.includes(entry.toLowerCase())) continue;
+    const [address = '', prefix, extra] = entry.split('/');
+    const version = isIP(address);
+    const bits = version === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (version === 0 || !prefixOk || extra !== undefined) {
+      throw new BadValue(
+        `TRUST_PROXY has ${JSON.stringify(entry)}, which is not an IP address, a CIDR range such as 10.0.0.0/8, or one of ${PROXY_KEYWORDS.join(', ')}`,
+      );
+    }
+  }
+  return entries.map((e) => (PROXY_KEYWORDS.includes(e.toLowerCase()) ? e.toLowerCase() : e));
+}
 
 function flag(name: string, fallback: boolean) {
   return (raw: string | undefined): boolean => {
@@ -590,6 +732,16 @@ function originList(raw: string | undefined): string[] {
     }
   }
   return origins.map((o) => o.replace(/\/$/, ''));
+}
+
+function chainIdList(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [1];
+  const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  const bad = items.filter((item) => !/^[1-9]\d{0,14}$/.test(item));
+  if (items.length === 0 || bad.length > 0) {
+    throw new BadValue(`SIWE_ALLOWED_CHAIN_IDS=${JSON.stringify(raw)} must be a comma-separated list of positive integers`);
+  }
+  return [...new Set(items.map(Number))];
 }
 
 function issuerList(raw: string | undefined): string[] {

@@ -103,7 +103,13 @@ export function createMetrics(ctx: AppContext) {
     rateLimitRejected(tier: number | 'wallet' | 'stake_events' | 'public') {
       rateLimited.inc({ tier: String(tier) });
     },
+    /** Both halves on one server (a worker's monitoring listener, or a development API server). */
     register(app: FastifyInstance) {
+      this.instrument(app);
+      this.serve(app);
+    },
+    /** Counts the requests of `app`. */
+    instrument(app: FastifyInstance) {
       app.addHook('onResponse', async (request, reply) => {
         // Unknown URLs share one label so that scanners cannot blow up the series count.
         const route = request.routeOptions.url ?? 'unmatched';
@@ -111,6 +117,9 @@ export function createMetrics(ctx: AppContext) {
         requests.inc(labels);
         latency.observe(labels, reply.elapsedTime / 1000);
       });
+    },
+    /** Serves `/metrics` on `app`. */
+    serve(app: FastifyInstance) {
       app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
         reply.header('content-type', registry.contentType);
         return registry.metrics();

@@ -3,9 +3,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createLogger } from './logger.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './app-context.js';
-import { ConfigError } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
 import { createMetrics } from './metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -38,7 +39,10 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   const app = Fastify({
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger ?? createLogger(ctx.config.logLevel) }),
     bodyLimit: ctx.config.bodyLimitBytes,
-    trustProxy: true,
+    // Forwarded headers only from the configured proxies: from anyone else they would let each
+    // request pick its own client address and so its own per-IP budget.
+    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
+    ...serverTimeouts(ctx.config),
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -57,6 +61,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Bodies are JSON only; without this Fastify would hand a text/plain body to the JSON routes as a string.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app, ctx.config.bodyMaxDepth);
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -75,7 +80,17 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   }
   await registerOpenApi(app, packageVersion);
   const metrics = ctx.config.metricsEnabled ? createMetrics(ctx) : null;
-  metrics?.register(app);
+  if (metrics) {
+    metrics.instrument(app);
+    if (ctx.config.metricsPublic) metrics.serve(app);
+    if (ctx.config.metricsPort !== null) {
+      const listener = Fastify({ logger: false, ...serverTimeouts(ctx.config) });
+      registerErrorHandling(listener);
+      metrics.serve(listener);
+      metricsListeners.set(app, listener);
+      app.addHook('onClose', async () => listener.close());
+    }
+  }
   registerHealthRoutes(app, ctx.database, options.lifecycle);
   if (ctx.config.scoringApiEnabled) {
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
@@ -88,4 +103,54 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   }
   if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
   return app;
+}
+
+const metricsListeners = new WeakMap<FastifyInstance, FastifyInstance>();
+
+/** The listener of METRICS_PORT that `buildServer` made for `app`, if any. */
+export function metricsListenerOf(app: FastifyInstance): FastifyInstance | null {
+  return metricsListeners.get(app) ?? null;
+}
+
+/**
+ * The interface to bind. Production has no default: an operator states whether the service is
+ * reachable from other machines (`0.0.0.0` behind a proxy or in a container) or not.
+ */
+export function listenHost(config: Config): string {
+  if (config.host !== null) return config.host;
+  if (config.env === 'production') {
+    throw new ConfigError(['HOST must be set in production: the interface to listen on, such as 0.0.0.0 (every interface) or 127.0.0.1 (this machine only)']);
+  }
+  return '127.0.0.1';
+}
+
+/** Binds the server, and its metrics listener (METRICS_PORT, on the same interface) when it has one. */
+export async function listen(app: FastifyInstance, config: Config): Promise<void> {
+  const host = listenHost(config);
+  await app.listen({ port: config.port, host });
+  await metricsListenerOf(app)?.listen({ port: config.metricsPort ?? 0, host });
+}
+
+/**
+ * Node's server timeouts: without them a client that sends its headers a byte at a time, or
+ * never finishes its body, holds a connection (and its memory) for as long as it likes. Node
+ * looks for overdue connections every `connectionsCheckingInterval` (30 s by default), which
+ * would stretch a 10 s headers timeout to 40 s: look at least every second.
+ */
+function serverTimeouts(config: Config) {
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError([
+      `HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}): the headers are part of the request`,
+    ]);
+  }
+  return {
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+    },
+  };
 }

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       env: 'development',
       port: 8000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       databaseUrl: 'sqlite:./data/stampgate.sqlite',
       publicBaseUrl: null,
       logLevel: 'info',
@@ -43,8 +43,30 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /LOG_LEVEL="loud" must be one of/],
     ['RATE_LIMIT_TIER4', '2000', /RATE_LIMIT_TIER4=2000 must be between 2001/],
     ['NONCE_TTL_SECONDS', '-5', /NONCE_TTL_SECONDS="-5" is not a whole number/],
+    ['TRUST_PROXY', '10.0.0.0/33', /TRUST_PROXY has "10.0.0.0\/33", which is not an IP address, a CIDR range/],
+    ['TRUST_PROXY', '127.0.0.1, proxy.local', /TRUST_PROXY has "proxy.local"/],
+    ['TRUST_PROXY', '::1/129', /TRUST_PROXY has "::1\/129"/],
+    ['HEADERS_TIMEOUT_MS', '0', /HEADERS_TIMEOUT_MS=0 must be between 100/],
+    ['METRICS_PUBLIC', 'maybe', /METRICS_PUBLIC="maybe" must be true or false/],
   ])('refuses %s=%s with a clear message', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('reads the network and timeout settings, with production defaults of their own', () => {
+    expect(loadConfig({})).toMatchObject({
+      trustProxy: [],
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5000,
+      outboundTimeoutMs: 10_000,
+      metricsPort: null,
+      metricsPublic: true,
+    });
+    expect(loadConfig({ STAMPGATE_ENV: 'production' })).toMatchObject({ host: null, metricsPublic: false });
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.1 , 192.168.0.0/16,::1, fd00::/8, Loopback ', METRICS_PORT: '9100' })).toMatchObject({
+      trustProxy: ['10.0.0.1', '192.168.0.0/16', '::1', 'fd00::/8', 'loopback'],
+      metricsPort: 9100,
+    });
   });
 
   it('reports every bad value at once', () => {

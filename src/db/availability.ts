@@ -83,10 +83,15 @@ export class DatabaseAvailability {
     return true;
   }
 
-  /** A query succeeded: ends the outage, if there was one. */
-  succeeded(): void {
+  /**
+   * A query succeeded: ends the outage, if there was one. A query sent before the outage began
+   * can report success after the first failure was seen; it proves nothing about the database now.
+   */
+  succeeded(durationMs = 0): void {
     if (this.#since === null) return;
-    const outageMs = this.#clock() - this.#since;
+    const now = this.#clock();
+    if (now - durationMs < this.#since) return;
+    const outageMs = now - this.#since;
     this.#since = null;
     this.log.info({ outageMs }, `database available again after ${(outageMs / 1000).toFixed(1)} s`);
   }

@@ -45,8 +45,8 @@ const defaultQueryTimeoutMs = 5000;
 
 /** Kysely's query log, used to notice outages and their end on every query of either dialect. */
 function observeQueries(availability: DatabaseAvailability) {
-  return (event: { level: 'query' | 'error'; error?: unknown }) => {
-    if (event.level === 'query') availability.succeeded();
+  return (event: { level: 'query' | 'error'; error?: unknown; queryDurationMillis: number }) => {
+    if (event.level === 'query') availability.succeeded(event.queryDurationMillis);
     else availability.observe(event.error);
   };
 }

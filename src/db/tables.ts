@@ -49,6 +49,8 @@ export interface NoncesTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+  /** The account whose API key asked for the nonce; only its submissions can consume it. */
+  account_id: number | null;
 }
 
 export interface StampsTable {

@@ -8,6 +8,78 @@ interface Counter {
   resetAt: number;
 }
 
+/**
+ * Fixed-window counters that expire in time order: a binary min-heap of window ends beside the
+ * map, so each increment drops the windows that have ended (each once) and costs O(log n) however
+ * many keys an address-rotating client creates, instead of a sweep over every key.
+ */
+export class WindowCounters {
+  private readonly counters = new Map<string, Counter>();
+  // The heap, as parallel arrays: window end and key of each open window (one entry per counter).
+  private readonly ends: number[] = [];
+  private readonly keys: string[] = [];
+
+  get size(): number {
+    return this.counters.size;
+  }
+
+  incr(key: string, windowMs: number, now: number = Date.now()): { current: number; ttl: number } {
+    this.expire(now);
+    let counter = this.counters.get(key);
+    if (!counter) {
+      counter = { current: 0, resetAt: now + windowMs };
+      this.counters.set(key, counter);
+      this.push(counter.resetAt, key);
+    }
+    counter.current += 1;
+    return { current: counter.current, ttl: counter.resetAt - now };
+  }
+
+  /** Removes every counter whose window has ended by `now`. */
+  expire(now: number): void {
+    while (this.ends.length > 0 && this.ends[0]! <= now) {
+      this.counters.delete(this.keys[0]!);
+      this.pop();
+    }
+  }
+
+  private push(end: number, key: string): void {
+    const { ends, keys } = this;
+    let i = ends.length;
+    ends.push(end);
+    keys.push(key);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (ends[parent]! <= end) break;
+      ends[i] = ends[parent]!;
+      keys[i] = keys[parent]!;
+      i = parent;
+    }
+    ends[i] = end;
+    keys[i] = key;
+  }
+
+  private pop(): void {
+    const { ends, keys } = this;
+    const lastEnd = ends.pop()!;
+    const lastKey = keys.pop()!;
+    const n = ends.length;
+    if (n === 0) return;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && ends[child + 1]! < ends[child]!) child += 1;
+      if (ends[child]! >= lastEnd) break;
+      ends[i] = ends[child]!;
+      keys[i] = keys[child]!;
+      i = child;
+    }
+    ends[i] = lastEnd;
+    keys[i] = lastKey;
+  }
+}
+
 // Same fixed-window arithmetic as the local fallback: the first hit opens the window.
 const incrScript = `
 local current = redis.call('INCR', KEYS[1])
@@ -24,20 +96,10 @@ return {current, ttl}
  * RedisWatch), returning to Redis by itself once it answers again.
  */
 export function resilientRateLimitStore(redis: Redis | null, watch: RedisWatch | null, prefix = 'stampgate:ratelimit:') {
-  const local = new Map<string, Counter>();
+  const local = new WindowCounters();
 
   function incrLocal(key: string, windowMs: number): { current: number; ttl: number } {
-    const now = Date.now();
-    let counter = local.get(key);
-    if (!counter || counter.resetAt <= now) {
-      counter = { current: 0, resetAt: now + windowMs };
-      local.set(key, counter);
-      if (local.size > 100_000) {
-        for (const [k, c] of local) if (c.resetAt <= now) local.delete(k);
-      }
-    }
-    counter.current += 1;
-    return { current: counter.current, ttl: counter.resetAt - now };
+    return local.incr(key, windowMs);
   }
 
   return class ResilientStore {

@@ -23,7 +23,7 @@ export function createStakingServices(config: Config, database: Database, option
   const indexer =
     config.stakingRpcUrl && config.stakingContractAddress
       ? new StakingIndexer(
-          options.client ?? createRpcClient(config.stakingRpcUrl, { timeoutMs: 30_000, retryCount: 2 }),
+          options.client ?? createRpcClient(config.stakingRpcUrl, { timeoutMs: config.outboundTimeoutMs, retryCount: 2 }),
           events,
           {
             rpcUrl: config.stakingRpcUrl,

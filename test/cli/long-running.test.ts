@@ -2,7 +2,7 @@
  * The long-running commands as an operator starts them, with exactly the environment the README
  * shows (no WORKER_PORT): on SQLite the quick start's (nothing set; ./data in the working
  * directory), on PostgreSQL the production one (STAMPGATE_ENV, PUBLIC_BASE_URL, DATABASE_URL,
- * REDIS_URL), each with its own PORT. `serve`, `serve --no-worker` and `worker` must still run
+ * REDIS_URL, HOST, TRUST_PROXY), each with its own PORT. `serve`, `serve --no-worker` and `worker` must still run
  * after 5 s (they live until a signal by construction, whatever holds the event loop), a
  * submission made through `serve --no-worker` must be scored by the separate `worker` (the
  * in-process worker of `serve` is stopped first), and SIGTERM must end each with code 0, leaving
@@ -51,6 +51,9 @@ describe.each(databaseKinds)('serve, serve --no-worker and worker on %s', (kind)
         STAMPGATE_ENV: 'production',
         PUBLIC_BASE_URL: 'https://passport.example.org',
         DATABASE_URL: databaseUrl,
+        // Required in production; the README's 0.0.0.0 would expose a test server to the network.
+        HOST: '127.0.0.1',
+        TRUST_PROXY: '10.0.0.2',
         ...(inject('redisUrl') ? { REDIS_URL: inject('redisUrl')! } : {}),
       };
     }

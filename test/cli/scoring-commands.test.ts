@@ -13,6 +13,7 @@ import {
 } from '../../src/scoring/stamps/dev-issuer.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { hostileCredential } from '../helpers/hostile-credentials.js';
 import { testWallet } from '../helpers/stamps.js';
 
 type Json = Record<string, any>;
@@ -215,6 +216,21 @@ describe.each(databaseKinds)('stampgate scoring commands on %s', (kind) => {
         expect.stringMatching(/^rejected \[5\]: .*address/),
         '0 stored, 2 already stored, 5 rejected.',
       ]);
+      expect(await listed(alice)).toHaveLength(1);
+    });
+
+    it('applies the intake limits: a hostile schema is rejected by index, a file over MAX_STAMPS_PER_REQUEST exits 1', async () => {
+      const key = await devKey();
+      const make = (provider: string) => issueCredential({ privateKey: key, address: alice, provider, expiresAt: new Date(Date.now() + day) });
+      const hostile = hostileCredential(make('Ens') as unknown as Json, 40, 10);
+      const mixed = writeJson('hostile.json', [hostile, make('Google')]);
+      const run = await runCli(['stamps', 'import', mixed], env);
+      expect(run.code).toBe(0);
+      expect(run.out.split('\n')).toEqual(['rejected [0]: the EIP-712 types in the proof are not the stamp schema', '1 stored, 0 already stored, 1 rejected.']);
+      const tooMany = writeJson('three.json', [make('Github'), make('Discord'), make('Linkedin')]);
+      const refused = await runCli(['stamps', 'import', tooMany], { ...env, MAX_STAMPS_PER_REQUEST: '2' });
+      expect(refused.code).toBe(1);
+      expect(refused.err).toBe('error: The file holds 3 credentials; at most 2 (MAX_STAMPS_PER_REQUEST) are imported at once: split it.');
       expect(await listed(alice)).toHaveLength(1);
     });
 

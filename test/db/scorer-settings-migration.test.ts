@@ -4,7 +4,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { allMigrations } from '../../src/db/migrations/index.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 
-describe.each(databaseKinds)('0011-scorer-settings on %s', (kind) => {
+describe.each(databaseKinds)('0012-scorer-settings on %s', (kind) => {
   let test: TestDatabase;
   afterEach(async () => test.drop());
 
@@ -19,7 +19,7 @@ describe.each(databaseKinds)('0011-scorer-settings on %s', (kind) => {
         provider: { getMigrations: async () => allMigrations(kind) },
         ...(schema ? { migrationTableSchema: schema } : {}),
       });
-      expect((await migrator.migrateTo('0010-bounty-vocabulary')).error).toBeUndefined();
+      expect((await migrator.migrateTo('0011-security')).error).toBeUndefined();
       const db = database.db as unknown as Kysely<any>;
       const account = await db.insertInto('accounts').values({ name: 'old', created_at: 1 }).returning('id').executeTakeFirstOrThrow();
       const scorer = (type: string) => ({ account_id: account.id, name: type, type, threshold: '20', weights: '{"Google":"2"}', requires_signature: 1, created_at: 1, updated_at: 2 });
@@ -28,7 +28,7 @@ describe.each(databaseKinds)('0011-scorer-settings on %s', (kind) => {
       const score = (scorerId: number) => ({ scorer_id: scorerId, address: '0x01', status: 'DONE', score: '1.00000', evidence: null, error: null, last_score_timestamp: 1 });
       await db.insertInto('scores').values([score(first.id), score(second.id)]).execute();
 
-      expect(await migrateToLatest(database)).toEqual(['0011-scorer-settings']);
+      expect(await migrateToLatest(database)).toEqual(['0012-scorer-settings']);
       const scorers = await db.selectFrom('scorers').selectAll().orderBy('id').execute();
       expect(scorers.map((s) => [s.name, s.type, s.weights, Number(s.requires_signature), Number(s.updated_at), s.settings])).toEqual([
         ['weighted', 'weighted', '{"Google":"2"}', 1, 2, '{}'],

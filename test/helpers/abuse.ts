@@ -301,6 +301,38 @@ export interface AbuseResponse {
   body: string;
 }
 
+/**
+ * CPU time per request of a server running in this process (`inject`), worst first: the fuzz
+ * pass must find no request that costs more than a few milliseconds before it is answered.
+ * process.cpuUsage counts every thread of the process, so a figure is an upper bound.
+ */
+export class CpuCosts {
+  private worstCases: { id: string; request: string; ms: number }[] = [];
+  count = 0;
+
+  constructor(private readonly keep = 10) {}
+
+  async measure<T>(id: string, request: AbuseRequest, work: () => Promise<T>): Promise<T> {
+    const before = process.cpuUsage();
+    const result = await work();
+    const used = process.cpuUsage(before);
+    this.add(id, request, (used.user + used.system) / 1000);
+    return result;
+  }
+
+  add(id: string, request: AbuseRequest, ms: number): void {
+    this.count++;
+    if (this.worstCases.length >= this.keep && ms <= this.worstCases[this.worstCases.length - 1]!.ms) return;
+    this.worstCases.push({ id, request: describeRequest(request), ms });
+    this.worstCases.sort((a, b) => b.ms - a.ms);
+    this.worstCases.length = Math.min(this.worstCases.length, this.keep);
+  }
+
+  worst(): { id: string; request: string; ms: number }[] {
+    return [...this.worstCases];
+  }
+}
+
 /** Sends through `inject`, failing instead of hanging. */
 export async function send(app: FastifyInstance, request: AbuseRequest, timeoutMs = 15_000): Promise<AbuseResponse> {
   let timer: NodeJS.Timeout | undefined;

@@ -138,7 +138,7 @@ describe.each(databaseKinds)('HTTP caching of lists and exports on %s', (kind) =
 
   it('marks authenticated grant exports private, no-store', async () => {
     const alice = await t.ctx.database.db.selectFrom('profiles').select('id').where('handle_key', '=', 'alice').executeTakeFirstOrThrow();
-    const { _key, _secret } = await t.ctx.publicData.exportAuth.credentialsFor(alice.id);
+    const { _key, _secret } = await t.ctx.publicData.exportAuth.rotateCredentials(alice.id);
     const res = await t.app.inject(`/grants/v1/api/export_addresses/grant1.json?_key=${_key}&_secret=${_secret}`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('private, no-store');

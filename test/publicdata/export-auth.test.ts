@@ -187,8 +187,8 @@ describe.each(databaseKinds)('grant team login and export credentials on %s', (k
     const good = await loginAs('alice');
     const value = decodeURIComponent(good.slice('stampgate_session='.length));
     const [payload] = value.split('.');
-    const forged = encodeCookie({ handle: 'alice', expiresAt: Date.now() + 60_000 });
-    const expired = fastifyCookie.sign(encodeCookie({ handle: 'alice', expiresAt: Date.now() - 1000 }), t.ctx.publicData.sessionSecret);
+    const forged = encodeCookie({ handle: 'alice', profileId: 1, expiresAt: Date.now() + 60_000 });
+    const expired = fastifyCookie.sign(encodeCookie({ handle: 'alice', profileId: 1, expiresAt: Date.now() - 1000 }), t.ctx.publicData.sessionSecret);
     for (const cookie of [
       '',
       `stampgate_session=${payload}`,
@@ -202,14 +202,96 @@ describe.each(databaseKinds)('grant team login and export credentials on %s', (k
     }
   });
 
-  it('logs out by clearing the session cookie', async () => {
+  /** What a browser sends with a same-site form POST: the cookie and this service's Origin. */
+  const post = (url: string, cookie: string, origin: string | null = 'http://localhost') =>
+    t.app.inject({ method: 'POST', url, headers: { cookie, ...(origin === null ? {} : { origin }) } });
+
+  it('logs out with a same-origin POST by clearing the session cookie', async () => {
     const cookie = await loginAs('alice');
-    const out = await withCookie('/grants/logout?next=/grants/grants.json', cookie);
-    expect(out.statusCode).toBe(302);
+    const out = await post('/grants/logout?next=/grants/grants.json', cookie);
+    expect(out.statusCode).toBe(303);
     expect(out.headers.location).toBe('/grants/grants.json');
     const cleared = out.cookies.find((c) => c.name === 'stampgate_session')!;
     expect(cleared.value).toBe('');
     expect(cleared.path).toBe('/grants');
+  });
+
+  it('answers GET on the state-changing paths with 405 and changes nothing (finding 9)', async () => {
+    const cookie = await loginAs('alice');
+    for (const path of ['/grants/logout?next=/grants/grants.json', '/grants/export-credentials']) {
+      const res = await withCookie(path, cookie);
+      expect(res.statusCode, path).toBe(405);
+      expect(res.json()).toEqual({ detail: expect.any(String), code: 'method_not_allowed' });
+      expect(res.headers.allow).toBe('POST');
+      expect(res.cookies.find((c) => c.name === 'stampgate_session')).toBeUndefined();
+    }
+    expect((await withCookie(GRANT1, cookie)).statusCode).toBe(200);
+  });
+
+  it('refuses a cross-site POST (Origin of another site, or none) with 403 and changes nothing (CSRF)', async () => {
+    const cookie = await loginAs('alice');
+    const before = (await withCookie(GRANT1, cookie)).json().meta.api_key._key;
+    for (const origin of ['https://evil.example', 'null', 'http://localhost:8080', null]) {
+      for (const path of ['/grants/logout', '/grants/export-credentials']) {
+        const res = await post(path, cookie, origin);
+        expect(res.statusCode, `${path} from ${origin}`).toBe(403);
+        expect(res.json().code).toBe('permission_denied');
+        expect(res.cookies.find((c) => c.name === 'stampgate_session')).toBeUndefined();
+      }
+    }
+    expect((await withCookie(GRANT1, cookie)).json().meta.api_key._key).toBe(before);
+  });
+
+  it('rotates export credentials only by POST: the new secret is shown once, the old pair stops working', async () => {
+    const cookie = await loginAs('alice');
+    const old = (await withCookie(GRANT1, cookie)).json().meta.api_key._key as string;
+    const rotated = await post('/grants/export-credentials', cookie);
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.headers['cache-control']).toBe('no-store');
+    const { _key, _secret } = rotated.json().api_key;
+    expect(_key).not.toBe(old);
+    expect(_secret).toEqual(expect.any(String));
+    expect((await t.app.inject(`${GRANT1}?_key=${encodeURIComponent(_key)}&_secret=${encodeURIComponent(_secret)}`)).statusCode).toBe(200);
+    const rows = await t.ctx.database.db.selectFrom('export_credentials').selectAll().where('api_key', 'in', [old, _key]).execute();
+    expect(rows.map((r) => r.api_key)).toEqual([_key]);
+    expect(rows[0]!.pending_secret).toBeNull();
+    // Session responses carry the key alone from now on.
+    expect((await withCookie(GRANT1, cookie)).json().meta.api_key).toEqual({ _key, _secret: null });
+    // Without a session there is nothing to rotate.
+    expect((await post('/grants/export-credentials', '')).statusCode).toBe(401);
+  });
+
+  it('creates export credentials at login, never in an export GET', async () => {
+    const cookie = await loginAs('erin');
+    const profile = await t.ctx.database.db.selectFrom('profiles').select('id').where('handle_key', '=', 'erin').executeTakeFirstOrThrow();
+    const rows = () => t.ctx.database.db.selectFrom('export_credentials').selectAll().where('profile_id', '=', profile.id).execute();
+    expect(await rows()).toHaveLength(1);
+    await t.ctx.publicData.exportAuth.resetCredentials('erin');
+    const res = await withCookie('/grants/v1/api/export_addresses/grant2.json', cookie);
+    expect([200, 403]).toContain(res.statusCode);
+    if (res.statusCode === 200) expect(res.json().meta.api_key).toBeUndefined();
+    expect(await rows()).toEqual([]);
+  });
+
+  it('identifies a login by the provider’s subject id, not by the changeable username (finding 10)', async () => {
+    // carol (team member of grant 1) logs in, then renames her account at the provider.
+    expect((await withCookie(GRANT1, await loginAs('CAROL', 'preferred_username'))).statusCode).toBe(200);
+    const renamed = await loginFlow({ userinfo: { sub: 'id-CAROL', preferred_username: 'carol-renamed' } });
+    expect(renamed.statusCode).toBe(302);
+    const renamedCookie = `stampgate_session=${renamed.cookies.find((c) => c.name === 'stampgate_session')!.value}`;
+    expect((await withCookie(GRANT1, renamedCookie)).statusCode).toBe(200);
+    // A new account that took the old username gets none of carol's memberships.
+    const impostor = await loginFlow({ userinfo: { sub: 'id-someone-else', login: 'carol' } });
+    expect(impostor.statusCode).toBe(302);
+    const impostorCookie = `stampgate_session=${impostor.cookies.find((c) => c.name === 'stampgate_session')!.value}`;
+    const refused = await withCookie(GRANT1, impostorCookie);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().code).toBe('not_team_member');
+    // GitHub's numeric id counts as the subject too.
+    const numeric = await loginFlow({ userinfo: { id: 4242, login: 'frank' } });
+    expect(numeric.statusCode).toBe(302);
+    const bound = await t.ctx.database.db.selectFrom('profiles').select('oauth_subject').where('handle_key', '=', 'frank').executeTakeFirstOrThrow();
+    expect(bound.oauth_subject).toBe('4242');
   });
 
   it('refuses a callback whose state does not match, or without the login cookie (400)', async () => {
@@ -233,7 +315,7 @@ describe.each(databaseKinds)('grant team login and export credentials on %s', (k
   });
 
   it('never redirects to another site after login', async () => {
-    const callback = await loginFlow({ userinfo: { login: 'alice' }, next: '//evil.example/steal' });
+    const callback = await loginFlow({ userinfo: { sub: 'id-alice', login: 'alice' }, next: '//evil.example/steal' });
     expect(callback.headers.location).toBe('/grants/grants.json');
   });
 
@@ -241,6 +323,9 @@ describe.each(databaseKinds)('grant team login and export credentials on %s', (k
     const noLogin = await loginFlow({ userinfo: { sub: 'only-a-subject' } });
     expect(noLogin.statusCode).toBe(502);
     expect(noLogin.json().code).toBe('upstream_unavailable');
+    const noSubject = await loginFlow({ userinfo: { login: 'alice' } });
+    expect(noSubject.statusCode).toBe(502);
+    expect(noSubject.json()).toEqual({ detail: expect.stringContaining('id'), code: 'upstream_unavailable' });
     oauth.service.once('beforeResponse', (response: { body: unknown; statusCode: number }) => {
       response.body = { error: 'invalid_grant' };
       response.statusCode = 400;

@@ -41,7 +41,7 @@ describe.each(databaseKinds)('exports on %s', (kind) => {
     await importOk(t.ctx, fullFixture());
     const profiles = await t.ctx.database.db.selectFrom('profiles').select(['id', 'handle']).execute();
     for (const { id, handle } of profiles) {
-      const issued = await t.ctx.publicData.exportAuth.credentialsFor(id);
+      const issued = await t.ctx.publicData.exportAuth.rotateCredentials(id);
       creds[handle] = { _key: issued._key, _secret: issued._secret! };
     }
   });

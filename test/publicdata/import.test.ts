@@ -85,7 +85,7 @@ describe.each(databaseKinds)('data import on %s', (kind) => {
   it('removes an opted-out user’s addresses from every address export', async () => {
     await importOk(t.ctx, fullFixture());
     const alice = await t.ctx.database.db.selectFrom('profiles').select('id').where('handle_key', '=', 'alice').executeTakeFirstOrThrow();
-    const { _key, _secret } = await t.ctx.publicData.exportAuth.credentialsFor(alice.id);
+    const { _key, _secret } = await t.ctx.publicData.exportAuth.rotateCredentials(alice.id);
     const auth = `?_key=${_key}&_secret=${_secret}`;
     const exportsOf = async () =>
       Promise.all(

@@ -117,10 +117,6 @@ describe('tampering', () => {
     ['the proof @context', (c) => (c.proof['@context'] = 'https://w3id.org/security/v2')],
     ['type', (c) => c.type.push('StampCredential')],
     ['the EIP-712 domain', (c) => (c.proof.eip712Domain.domain.name = 'Other')],
-    [
-      'the EIP-712 member order',
-      (c) => c.proof.eip712Domain.types.Document.push(c.proof.eip712Domain.types.Document.shift()),
-    ],
     ['one signature byte', (c) => (c.proof.proofValue = c.proof.proofValue.replace(/^0x9a/, '0x9b'))],
   ];
 
@@ -181,7 +177,7 @@ describe('malformed input', () => {
     ['a number', 42, /not a JSON object/],
     ['an array', [reference()], /not a JSON object/],
     ['an empty object', {}, /issuer/],
-    ['a cyclic object', cyclic, /could not be read/],
+    ['a cyclic object', cyclic, /nested deeper than 8 levels/],
     ['a BigInt inside', { ...reference(), extra: 1n }, /could not be read/],
   ];
 
@@ -203,8 +199,14 @@ describe('malformed input', () => {
     ['wrong proof purpose', withChange((c) => (c.proof.proofPurpose = 'authentication')), /proof purpose/],
     ['missing eip712Domain', withChange((c) => delete c.proof.eip712Domain), /EIP-712 types/],
     ['eip712Domain without types', withChange((c) => delete c.proof.eip712Domain.types), /EIP-712 types/],
-    ['types that are not lists', withChange((c) => (c.proof.eip712Domain.types.Proof = 'x')), /"Proof" is not defined as a list/],
-    ['unknown primary type', withChange((c) => (c.proof.eip712Domain.primaryType = 'Nope')), /"Nope" is not defined/],
+    ['types that are not lists', withChange((c) => (c.proof.eip712Domain.types.Proof = 'x')), /not the stamp schema/],
+    ['unknown primary type', withChange((c) => (c.proof.eip712Domain.primaryType = 'Nope')), /primary type is not "Document"/],
+    [
+      'the EIP-712 member order changed',
+      withChange((c) => c.proof.eip712Domain.types.Document.push(c.proof.eip712Domain.types.Document.shift())),
+      /not the stamp schema/,
+    ],
+    ['an extra struct type', withChange((c) => (c.proof.eip712Domain.types.Extra = [{ name: 'a', type: 'string' }])), /not the stamp schema/],
     ['issuer not did:ethr', withChange((c) => (c.issuer = 'did:web:example.org')), /did:ethr/],
     ['issuer with a network', withChange((c) => (c.issuer = `did:ethr:mainnet:${c.issuer.slice(9)}`)), /did:ethr/],
     ['subject on another chain', withChange((c) => (c.credentialSubject.id = `did:pkh:eip155:10:${SUBJECT}`)), /subject id/],

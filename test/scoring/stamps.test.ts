@@ -8,6 +8,7 @@ import { stampService } from '../../src/scoring/stamps/stamps.service.js';
 import { stampsRepository } from '../../src/scoring/stamps/stamps.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { hostileCredential, hostileCredentialOfSize } from '../helpers/hostile-credentials.js';
 import { testWallet } from '../helpers/stamps.js';
 
 type Json = Record<string, any>;
@@ -227,10 +228,48 @@ describe.each(databaseKinds)('stamp import and revocation on %s', (kind) => {
       ]);
       expect(await rows()).toEqual(rowsBefore);
 
-      // Every object credential's proof result (good or bad) came from the cache.
+      // Every object credential's proof result (good or bad) came from the cache, except the
+      // untrusted issuer's, which is refused before its proof is looked at.
       const statsAfter = t.ctx.verifier.stats();
       expect(statsAfter.misses).toBe(statsBefore.misses);
-      expect(statsAfter.hits - statsBefore.hits).toBe(9);
+      expect(statsAfter.hits - statsBefore.hits).toBe(8);
+    });
+  });
+
+  describe('intake limits (what `stampgate stamps import` applies)', () => {
+    it('rejects over-limit and hostile-schema credentials by index before any proof check, and stores the rest', async () => {
+      const deep = structuredClone(issue(alice, 'Github')) as Json;
+      deep.credentialSubject.provider = [[[[[[['Github']]]]]]];
+      const long = structuredClone(issue(alice, 'Discord')) as Json;
+      long.credentialSubject.nullifiers = ['n'.repeat(1025)];
+      const hostile = hostileCredentialOfSize(issue(alice, 'Ens') as unknown as Json, 66_000);
+      const untrustedHostile = hostileCredential(issue(alice, 'Linkedin', { key: STRANGER_KEY }) as unknown as Json, 30, 10);
+      const before = t.ctx.verifier.stats();
+      const report = await t.ctx.stamps.importCredentials([deep, long, hostile, untrustedHostile, issue(alice, 'Google')]);
+      expect(report.results).toEqual([
+        { index: '0', status: 'rejected', reason: 'nested deeper than 8 levels' },
+        { index: '1', status: 'rejected', reason: 'has a string longer than 1024 characters' },
+        { index: '2', status: 'rejected', reason: 'the EIP-712 types in the proof are not the stamp schema' },
+        { index: '3', status: 'rejected', reason: 'issuer is not trusted', provider: 'Linkedin' },
+        { index: '4', status: 'stored', provider: 'Google', address: alice },
+      ]);
+      // Only the good credential reached the proof check.
+      expect(t.ctx.verifier.stats().misses - before.misses).toBe(1);
+    });
+
+    it('refuses a file with more credentials than MAX_STAMPS_PER_REQUEST, storing nothing', async () => {
+      const limited = await createTestApp(kind, { MAX_STAMPS_PER_REQUEST: '2' });
+      try {
+        const key = limited.ctx.devIssuerKey!;
+        const make = (provider: string) => issueCredential({ privateKey: key, address: alice, provider, expiresAt: new Date(Date.now() + day) });
+        await expect(limited.ctx.stamps.importCredentials([make('Google'), { address: alice, credentials: [make('Github'), make('Ens')] }])).rejects.toThrow(
+          expect.objectContaining({ code: 'invalid_request', message: expect.stringContaining('at most 2 (MAX_STAMPS_PER_REQUEST)') }),
+        );
+        expect(await limited.ctx.stamps.listForOperator(alice)).toEqual([]);
+        expect(await limited.ctx.stamps.importCredentials([make('Google'), make('Github')])).toMatchObject({ stored: 2 });
+      } finally {
+        await limited.close();
+      }
     });
   });
 

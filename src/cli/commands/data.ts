@@ -42,7 +42,7 @@ export function dataCommand(program: Command, io: CliIo): void {
 
   data
     .command('reset-key')
-    .description('Delete the export credentials (_key/_secret) of a profile; its next logged-in export call gets new ones')
+    .description('Delete the export credentials (_key/_secret) of a profile; its next login (or a POST /grants/export-credentials) creates new ones')
     .argument('<handle>', 'profile handle (any case)')
     .option('--json', 'machine-readable output')
     .action(async (handle: string, options: { json?: boolean }) => {

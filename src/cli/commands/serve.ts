@@ -6,7 +6,7 @@ import type { ImportResult } from '../../publicdata/import/import.service.js';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/accounts/demo-setup.js';
-import { buildServer } from '../../server.js';
+import { buildServer, listen } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
 import { ShutdownSignal } from '../shutdown.js';
@@ -43,7 +43,7 @@ export function serveCommand(program: Command, io: CliIo): void {
       try {
         ctx = await createServiceContext(config, { log: logger, http: true });
         app = await buildServer(ctx, { logger, lifecycle });
-        await app.listen({ port: config.port, host: config.host });
+        await listen(app, config);
         if (await waitForDatabase(ctx.database, logger, shutdown.aborted)) {
           demo = await ensureDemoSetup(ctx);
           demoData = config.publicDataApiEnabled ? await ctx.publicData.loadDemoDataIfEmpty() : null;
@@ -68,7 +68,7 @@ export function serveCommand(program: Command, io: CliIo): void {
       // Waiting submissions hear at once when a worker of another process settles their job.
       void context.signals.listen();
       const server = app;
-      const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+      const shownHost = config.host === null || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
       const baseUrl = config.publicBaseUrl ?? `http://${shownHost}:${config.port}`;
       if (demo) for (const line of demoBanner(demo, baseUrl)) io.out(line);
       if (demoData) io.out(`Development database had no public data, so the demo data set was loaded: try ${baseUrl}/api/v0.1/bounties/`);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config.js';
 import { buildWorkerServer } from '../../worker-server.js';
+import { listenHost } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
@@ -24,7 +25,7 @@ export function workerCommand(program: Command, io: CliIo): void {
       let ready = false;
       try {
         monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx, lifecycle);
-        await monitoring?.listen({ port: config.workerPort ?? 0, host: config.host });
+        if (monitoring) await monitoring.listen({ port: config.workerPort ?? 0, host: listenHost(config) });
         if (monitoring) io.out(`Metrics and health checks on port ${config.workerPort}.`);
         ready = await waitForDatabase(ctx.database, logger, shutdown.aborted);
       } catch (error) {

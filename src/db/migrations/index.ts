@@ -8,7 +8,8 @@ import { publicData } from './0008-public-data.js';
 import { scoreRecord } from './0009-score-record.js';
 import { bountyVocabulary } from './0010-bounty-vocabulary.js';
 import { shippedEmpty } from './placeholders.js';
-import { scorerSettings } from './0011-scorer-settings.js';
+import { security } from './0011-security.js';
+import { scorerSettings } from './0012-scorer-settings.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -23,6 +24,7 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0008-public-data': publicData(dialect),
     '0009-score-record': scoreRecord(dialect),
     '0010-bounty-vocabulary': bountyVocabulary(dialect),
-    '0011-scorer-settings': scorerSettings(dialect),
+    '0011-security': security(dialect),
+    '0012-scorer-settings': scorerSettings(dialect),
   };
 }

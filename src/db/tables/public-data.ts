@@ -17,6 +17,8 @@ export interface ProfilesTable {
   handle: string;
   /** Lower-case handle: the import key and the login match. */
   handle_key: string;
+  /** The OAuth provider's stable subject id (`id`/`sub`) once this profile has logged in; never reassigned. */
+  oauth_subject?: string | null;
   url: string | null;
   avatar_url: string | null;
   github_url: string | null;
@@ -146,6 +148,8 @@ export interface ExportCredentialsTable {
   secret_hash: string;
   created_at: number;
   last_used_at: number | null;
+  /** A secret created at login, kept until the first session response has shown it (then NULL). */
+  pending_secret?: string | null;
 }
 
 export interface PublicDataTables {

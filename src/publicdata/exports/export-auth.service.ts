@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { ExportCredentialsRepository } from './export-credentials.repository.js';
+import type { LoginIdentity } from './oauth.js';
 import { handleKey } from '../profiles.js';
 
 /** Who calls a grant-specific export. */
@@ -21,8 +22,8 @@ export interface IssuedCredentials {
 }
 
 export interface CallerEvidence {
-  /** Lower-case handle from a valid session cookie. */
-  sessionHandle?: string | null;
+  /** A valid session cookie's profile (bound at login) and handle. */
+  session?: { profileId: number | null; handle: string } | null;
   key?: string;
   secret?: string;
 }
@@ -38,6 +39,10 @@ function sameHash(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex');
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+function newPair(secret: string): { api_key: string; secret_hash: string } {
+  return { api_key: randomBytes(18).toString('base64url'), secret_hash: hashSecret(secret) };
 }
 
 /**
@@ -63,9 +68,8 @@ export function exportAuthService(credentials: ExportCredentialsRepository, cloc
         };
         return { profileId: row.profile_id, handle: '', via: 'credentials', recordUse };
       }
-      if (evidence.sessionHandle) {
-        const profile = await credentials.profileByHandleKey(evidence.sessionHandle);
-        return { profileId: profile?.id ?? null, handle: profile?.handle ?? evidence.sessionHandle, via: 'session', recordUse: async () => {} };
+      if (evidence.session) {
+        return { profileId: evidence.session.profileId, handle: evidence.session.handle, via: 'session', recordUse: async () => {} };
       }
       throw new AppError(
         'not_authenticated',
@@ -73,26 +77,40 @@ export function exportAuthService(credentials: ExportCredentialsRepository, cloc
       );
     },
 
-    /** The profile's credentials, created on first use; the secret only then. */
-    async credentialsFor(profileId: number): Promise<IssuedCredentials> {
-      const existing = await credentials.findByProfile(profileId);
-      if (existing) return { _key: existing.api_key, _secret: null };
-      const key = randomBytes(18).toString('base64url');
-      const secret = randomBytes(32).toString('base64url');
-      const inserted = await credentials.insertIfAbsent({
-        profile_id: profileId,
-        api_key: key,
-        secret_hash: hashSecret(secret),
-        created_at: clock(),
-        last_used_at: null,
-      });
-      if (inserted) return { _key: key, _secret: secret };
-      // A concurrent first call created them: its response carried the secret.
-      const winner = await credentials.findByProfile(profileId);
-      return { _key: winner!.api_key, _secret: null };
+    /**
+     * The profile a login is: the one bound to the provider's subject id, else the profile of
+     * the login's handle if no subject is bound to it yet (it is bound now). A handle whose
+     * profile belongs to another subject gives no profile: a reused username inherits nothing.
+     */
+    async profileForLogin(identity: LoginIdentity): Promise<number | null> {
+      const bound = await credentials.profileBySubject(identity.subject);
+      if (bound) return bound.id;
+      return (await credentials.bindSubject(identity.handle, identity.subject))?.id ?? null;
     },
 
-    /** Deletes a profile's credentials (a lost secret); the next session call issues new ones. */
+    /** Creates the profile's credentials at login if it has none; the secret waits for the first session response. */
+    async ensureCredentials(profileId: number): Promise<void> {
+      if (await credentials.findByProfile(profileId)) return;
+      const secret = randomBytes(32).toString('base64url');
+      await credentials.insertIfAbsent({ ...newPair(secret), profile_id: profileId, created_at: clock(), last_used_at: null, pending_secret: secret });
+    },
+
+    /** `meta.api_key` of a session response: the secret only in the first one after creation; null without credentials. Never creates. */
+    async credentialsFor(profileId: number): Promise<IssuedCredentials | null> {
+      const existing = await credentials.findByProfile(profileId);
+      if (!existing) return null;
+      return { _key: existing.api_key, _secret: await credentials.takePendingSecret(existing.id) };
+    },
+
+    /** New key and secret for the profile (POST); the old pair stops working at once. The secret is returned, never stored. */
+    async rotateCredentials(profileId: number): Promise<{ _key: string; _secret: string }> {
+      const secret = randomBytes(32).toString('base64url');
+      const pair = newPair(secret);
+      await credentials.replace({ ...pair, profile_id: profileId, created_at: clock(), last_used_at: null, pending_secret: null });
+      return { _key: pair.api_key, _secret: secret };
+    },
+
+    /** Deletes a profile's credentials (a lost secret); the next login creates new ones. */
     async resetCredentials(handle: string): Promise<{ handle: string; deleted: boolean }> {
       const profile = await credentials.profileByHandleKey(handleKey(handle));
       if (!profile) throw new AppError('not_found', `There is no profile with the handle ${handle}.`);

@@ -28,6 +28,43 @@ export function exportCredentialsRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    async profileBySubject(subject: string): Promise<{ id: number; handle: string } | undefined> {
+      return db.selectFrom('profiles').select(['id', 'handle']).where('oauth_subject', '=', subject).executeTakeFirst();
+    },
+
+    /** Binds a subject to an unbound profile of this handle; the bound profile, or undefined when the handle's profile is someone else's. */
+    async bindSubject(handleKey: string, subject: string): Promise<{ id: number; handle: string } | undefined> {
+      await db.updateTable('profiles').set({ oauth_subject: subject }).where('handle_key', '=', handleKey).where('oauth_subject', 'is', null).execute();
+      return db
+        .selectFrom('profiles')
+        .select(['id', 'handle'])
+        .where('handle_key', '=', handleKey)
+        .where('oauth_subject', '=', subject)
+        .executeTakeFirst();
+    },
+
+    /** The secret waiting to be shown, cleared by whoever reads it first. */
+    async takePendingSecret(id: number): Promise<string | null> {
+      const row = await db.selectFrom('export_credentials').select('pending_secret').where('id', '=', id).executeTakeFirst();
+      const secret = row?.pending_secret ?? null;
+      if (secret === null) return null;
+      const cleared = await db
+        .updateTable('export_credentials')
+        .set({ pending_secret: null })
+        .where('id', '=', id)
+        .where('pending_secret', '=', secret)
+        .executeTakeFirst();
+      return Number(cleared.numUpdatedRows) === 1 ? secret : null;
+    },
+
+    /** Replaces the profile's key and secret hash (new row id: the old key stops matching at once). */
+    async replace(row: Insertable<ExportCredentialsTable>): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('export_credentials').where('profile_id', '=', row.profile_id).execute();
+        await trx.insertInto('export_credentials').values(row).execute();
+      });
+    },
+
     /** Inserts unless the profile has credentials already (a concurrent first call); true when inserted. */
     async insertIfAbsent(row: Insertable<ExportCredentialsTable>): Promise<boolean> {
       const inserted = await db

@@ -81,7 +81,8 @@ export function exportService(repo: ExportsRepository, auth: ExportAuthService, 
   async function forCaller(caller: ExportCaller, document: CachedDocument): Promise<CachedDocument> {
     if (caller.via !== 'session' || caller.profileId === null) return document;
     const value = JSON.parse(document.body) as { meta: ExportMeta };
-    value.meta.api_key = await auth.credentialsFor(caller.profileId);
+    const issued = await auth.credentialsFor(caller.profileId);
+    if (issued !== null) value.meta.api_key = issued;
     return toDocument(value, document.builtAt);
   }
 

@@ -5,9 +5,10 @@ import { handleKey } from '../profiles.js';
 
 /**
  * The code-hosting login of grant team members: OAuth 2.0 authorization code
- * flow with `state` and PKCE (S256) against the configured endpoints. The
- * user-info answer's `login` (GitHub) or `preferred_username` (OpenID Connect)
- * is the handle matched to a profile.
+ * flow with `state` and PKCE (S256) against the configured endpoints. Who logged
+ * in is the user-info answer's stable subject id (`sub` in OpenID Connect, the
+ * numeric `id` on GitHub); its `login` / `preferred_username` (changeable) only
+ * names a profile the first time that subject logs in.
  *
  * Hand-written rather than @fastify/oauth2: the flow is three small requests,
  * the endpoints are plain configured URLs (the plugin wants host/path pairs and
@@ -19,7 +20,6 @@ import { handleKey } from '../profiles.js';
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 /** How long a started login may take before its callback. */
 export const LOGIN_TTL_MS = 10 * 60 * 1000;
-const UPSTREAM_TIMEOUT_MS = 10_000;
 
 export interface LoginStart {
   /** Where to send the browser. */
@@ -36,9 +36,19 @@ export interface PendingLogin {
 }
 
 export interface Session {
-  /** Lower-case handle. */
+  /** Lower-case handle at login, for messages only. */
   handle: string;
+  /** The profile bound to the provider's subject id at login; null when none is. */
+  profileId: number | null;
   expiresAt: number;
+}
+
+/** Who the provider says logged in. */
+export interface LoginIdentity {
+  /** The provider's stable subject id, as text. */
+  subject: string;
+  /** Lower-case handle (changeable at the provider). */
+  handle: string;
 }
 
 /** A local path to return to after login (never another site). */
@@ -66,7 +76,10 @@ function decodeJson(text: string): Record<string, unknown> | null {
 export function decodeSession(text: string, now: number): Session | null {
   const value = decodeJson(text);
   if (!value || typeof value.handle !== 'string' || typeof value.expiresAt !== 'number' || value.expiresAt <= now) return null;
-  return { handle: value.handle, expiresAt: value.expiresAt };
+  // Sessions from before identities were subject ids carry no profileId: they no longer count.
+  const { profileId } = value;
+  if (profileId !== null && !(typeof profileId === 'number' && Number.isSafeInteger(profileId))) return null;
+  return { handle: value.handle, profileId, expiresAt: value.expiresAt };
 }
 
 export function decodePendingLogin(text: string, now: number): PendingLogin | null {
@@ -90,6 +103,15 @@ function sameText(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** `sub` (OpenID Connect) or `id` (GitHub, a number): the account's id that never changes. */
+function subjectOf(user: Record<string, unknown>): string | null {
+  for (const value of [user.sub, user.id]) {
+    if (typeof value === 'string' && value !== '' && value.length <= 200) return value;
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  }
+  return null;
+}
+
 export function oauthLogin(config: Config, clock: () => number = Date.now, fetchImpl: typeof fetch = fetch) {
   const enabled = config.oauthClientId !== null;
 
@@ -101,12 +123,14 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
 
   async function upstream(what: string, request: () => Promise<Response>): Promise<Record<string, unknown>> {
     let response: Response;
+    let text: string;
     try {
       response = await request();
+      // Inside the try: the time limit (OUTBOUND_TIMEOUT_MS) also ends a body that stalls.
+      text = await response.text();
     } catch {
-      throw new AppError('upstream_unavailable', `The login provider's ${what} endpoint could not be reached; try again later.`);
+      throw new AppError('upstream_unavailable', `The login provider's ${what} endpoint could not be reached in time; try again later.`);
     }
-    const text = await response.text();
     let body: Record<string, unknown> | null = null;
     try {
       const parsed = JSON.parse(text) as unknown;
@@ -142,13 +166,13 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
 
     /**
      * Step 2: checks `state` against the pending login, exchanges the code for
-     * an access token and reads the user's handle. Returns the new session.
+     * an access token and reads who the user is.
      */
     async finish(
       query: { code?: string; state?: string; error?: string },
       pending: PendingLogin | null,
       redirectUri: string,
-    ): Promise<Session> {
+    ): Promise<LoginIdentity> {
       requireEnabled();
       if (!pending || !query.state || !sameText(query.state, pending.state)) {
         throw new AppError('invalid_parameter', 'This login link is stale or was not started here; start again at /grants/login.');
@@ -168,7 +192,7 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
             client_secret: config.oauthClientSecret ?? '',
             code_verifier: pending.verifier,
           }),
-          signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
+          signal: AbortSignal.timeout(config.outboundTimeoutMs),
         }),
       );
       if (typeof token.access_token !== 'string' || token.access_token === '') {
@@ -177,14 +201,18 @@ export function oauthLogin(config: Config, clock: () => number = Date.now, fetch
       const user = await upstream('user-info', () =>
         fetchImpl(config.oauthUserInfoUrl, {
           headers: { accept: 'application/json', authorization: `Bearer ${token.access_token as string}`, 'user-agent': 'stampgate' },
-          signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
+          signal: AbortSignal.timeout(config.outboundTimeoutMs),
         }),
       );
       const login = typeof user.login === 'string' ? user.login : user.preferred_username;
       if (typeof login !== 'string' || login.trim() === '' || login.length > 200) {
         throw new AppError('upstream_unavailable', 'The login provider did not say who you are (no login or preferred_username).');
       }
-      return { handle: handleKey(login), expiresAt: clock() + SESSION_TTL_MS };
+      const subject = subjectOf(user);
+      if (subject === null) {
+        throw new AppError('upstream_unavailable', 'The login provider did not give the account\'s stable id (no sub or id).');
+      }
+      return { subject, handle: handleKey(login) };
     },
   };
 }

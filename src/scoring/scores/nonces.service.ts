@@ -25,10 +25,11 @@ export function nonceService(repo: NoncesRepository, ttlSeconds: number, clock: 
   let issuedSinceSweep = 0;
 
   return {
-    async issue(): Promise<SigningMessage> {
+    /** A fresh nonce bound to `accountId`, the account whose API key asked for it. */
+    async issue(accountId: number): Promise<SigningMessage> {
       const nonce = randomBytes(32).toString('hex');
       const now = clock();
-      await repo.insert(nonce, now, now + ttlSeconds * 1000);
+      await repo.insert(nonce, accountId, now, now + ttlSeconds * 1000);
       if (++issuedSinceSweep >= sweepEvery) {
         issuedSinceSweep = 0;
         await repo.deleteExpiredBefore(now);
@@ -38,15 +39,16 @@ export function nonceService(repo: NoncesRepository, ttlSeconds: number, clock: 
 
     /**
      * Checks that `nonce` is usable, lets `verify` check the signature over its
-     * message, and only then consumes it, so a failed check leaves it usable.
+     * message, and only then consumes it, so a failed check leaves it usable. Only the
+     * account the nonce was issued to can consume it; for any other it does not exist.
      */
-    async consume(nonce: string | undefined, verify: (message: string) => void | Promise<void>): Promise<void> {
+    async consume(nonce: string | undefined, accountId: number, verify: (message: string) => void | Promise<void>): Promise<void> {
       if (!nonce) throw new AppError('invalid_nonce', 'A nonce from GET /registry/signing-message is required with a signature.');
-      if (!noncePattern.test(nonce) || !(await repo.findUsable(nonce, clock()))) {
-        throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used.');
+      if (!noncePattern.test(nonce) || !(await repo.findUsable(nonce, accountId, clock()))) {
+        throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used, or was issued to another API key\'s account.');
       }
       await verify(signingMessageFor(nonce));
-      if (!(await repo.markUsed(nonce, clock()))) {
+      if (!(await repo.markUsed(nonce, accountId, clock()))) {
         throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used.');
       }
     },

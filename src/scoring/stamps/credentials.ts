@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Address, Hex } from 'viem';
 import { Eip712EncodingError, hashTypedDataBytes, type TypedDataTypes } from '../../chain/eip712.js';
 import { recoverAddressFromHash, SignatureError } from '../../chain/signatures.js';
+import { type CredentialLimits, credentialLimitProblem, DEFAULT_CREDENTIAL_LIMITS } from './credential-intake.js';
+import { stampSchemaProblem } from './stamp-schema.js';
 
 /**
  * Stamp credentials: W3C verifiable credentials with an EthereumEip712Signature2021 proof
@@ -148,12 +150,9 @@ function verifyProofWithDigest(credential: unknown, digest: string): ProofResult
     return failure('proof value is not a 65-byte hex signature');
   }
   const { eip712Domain, proofValue, ...signedProof } = proof;
-  if (
-    !isObject(eip712Domain) ||
-    !isObject(eip712Domain.types) ||
-    typeof eip712Domain.primaryType !== 'string' ||
-    !isObject(eip712Domain.domain)
-  ) {
+  const schemaProblem = stampSchemaProblem(eip712Domain);
+  if (schemaProblem !== undefined) return failure(schemaProblem);
+  if (!isObject(eip712Domain) || typeof eip712Domain.primaryType !== 'string' || !isObject(eip712Domain.domain)) {
     return failure('proof does not carry EIP-712 types, primary type and domain');
   }
 
@@ -198,12 +197,23 @@ function verifyProofWithDigest(credential: unknown, digest: string): ProofResult
 }
 
 /**
+ * The checks that bound the work of everything after them (size limits, the stamp schema),
+ * run before the credential is digested or hashed; see credential-intake.ts.
+ */
+function boundedWorkProblem(credential: JsonObject, limits: CredentialLimits): string | undefined {
+  const schemaProblem = isObject(credential.proof) ? stampSchemaProblem(credential.proof.eip712Domain) : undefined;
+  return schemaProblem ?? credentialLimitProblem(credential, limits);
+}
+
+/**
  * Checks everything about a credential that does not depend on time or configuration:
  * its shape, and that its EIP-712 proof was signed by its issuer. Never throws.
  */
-export function verifyCredentialProof(credential: unknown): ProofResult {
+export function verifyCredentialProof(credential: unknown, limits: CredentialLimits = DEFAULT_CREDENTIAL_LIMITS): ProofResult {
   try {
     if (!isObject(credential)) return failure('credential is not a JSON object');
+    const problem = boundedWorkProblem(credential, limits);
+    if (problem !== undefined) return failure(problem);
     return verifyProofWithDigest(credential, credentialDigest(credential));
   } catch {
     return failure('credential could not be read');
@@ -235,6 +245,8 @@ export function checkCredentialAt(verified: VerifiedCredential, context: Credent
 export interface CredentialVerifierOptions {
   /** How many proof results to keep; the least recently used go first. */
   readonly cacheSize?: number;
+  /** Size limits checked before a credential is digested (CREDENTIAL_MAX_DEPTH, CREDENTIAL_MAX_STRING_LENGTH). */
+  readonly limits?: CredentialLimits;
 }
 
 /**
@@ -244,6 +256,7 @@ export interface CredentialVerifierOptions {
  */
 export class CredentialVerifier {
   readonly #capacity: number;
+  readonly #limits: CredentialLimits;
   readonly #results = new Map<string, ProofResult>();
   #hits = 0;
   #misses = 0;
@@ -254,12 +267,16 @@ export class CredentialVerifier {
       throw new RangeError('cacheSize must be a non-negative integer');
     }
     this.#capacity = capacity;
+    this.#limits = options.limits ?? DEFAULT_CREDENTIAL_LIMITS;
   }
 
   verifyProof(credential: unknown): ProofResult {
     let digest: string;
     try {
       if (!isObject(credential)) return failure('credential is not a JSON object');
+      // Not cached: these checks are as cheap as the digest that would key the cache.
+      const problem = boundedWorkProblem(credential, this.#limits);
+      if (problem !== undefined) return failure(problem);
       digest = credentialDigest(credential);
     } catch {
       return failure('credential could not be read');

@@ -3,9 +3,11 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import secp256k1 from 'secp256k1';
 import { bytesToHex, type Hex } from 'viem';
-import { hashTypedDataBytes, type TypedDataTypes } from '../../chain/eip712.js';
+import { hashTypedDataBytes } from '../../chain/eip712.js';
 import { addressFromPrivateKey, signHash } from '../../chain/signatures.js';
 import { PROOF_PURPOSE, PROOF_TYPE } from './credentials.js';
+// The schema intake accepts, so that what this issuer signs is always accepted.
+import { STAMP_EIP712_TYPES, STAMP_PRIMARY_TYPE } from './stamp-schema.js';
 
 /**
  * A development stamp issuer. Its credentials have exactly the shape of the reference
@@ -22,39 +24,6 @@ const SCHEMA_TEXT = 'https://schema.org/Text';
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
 
-const STAMP_EIP712_TYPES = {
-  '@context': [
-    { name: 'nullifiers', type: 'NullifiersContext' },
-    { name: 'provider', type: 'string' },
-  ],
-  CredentialSubject: [
-    { name: '@context', type: '@context' },
-    { name: 'nullifiers', type: 'string[]' },
-    { name: 'id', type: 'string' },
-    { name: 'provider', type: 'string' },
-  ],
-  Document: [
-    { name: '@context', type: 'string[]' },
-    { name: 'credentialSubject', type: 'CredentialSubject' },
-    { name: 'expirationDate', type: 'string' },
-    { name: 'issuanceDate', type: 'string' },
-    { name: 'issuer', type: 'string' },
-    { name: 'proof', type: 'Proof' },
-    { name: 'type', type: 'string[]' },
-  ],
-  EIP712Domain: [{ name: 'name', type: 'string' }],
-  NullifiersContext: [
-    { name: '@container', type: 'string' },
-    { name: '@type', type: 'string' },
-  ],
-  Proof: [
-    { name: '@context', type: 'string' },
-    { name: 'created', type: 'string' },
-    { name: 'proofPurpose', type: 'string' },
-    { name: 'type', type: 'string' },
-    { name: 'verificationMethod', type: 'string' },
-  ],
-} as const satisfies TypedDataTypes;
 
 type Eip712Types = { [TypeName in keyof typeof STAMP_EIP712_TYPES]: { name: string; type: string }[] };
 
@@ -159,7 +128,7 @@ export function issueCredential(options: IssueCredentialOptions): StampCredentia
   }
   const eip712Domain = {
     domain: { name: 'VerifiableCredential' },
-    primaryType: 'Document' as const,
+    primaryType: STAMP_PRIMARY_TYPE,
     types: copyTypes(),
   };
   const unsignedProof = {

@@ -1,4 +1,5 @@
 import { AppError } from '../../errors.js';
+import { type CredentialLimits, DEFAULT_CREDENTIAL_LIMITS, screenCredential } from './credential-intake.js';
 import { type CredentialVerifier, checkCredentialAt } from './credentials.js';
 import type { TrustedIssuerService } from './issuers.service.js';
 import type { StampsRepository } from './stamps.repository.js';
@@ -40,22 +41,40 @@ function entriesOf(document: unknown): Entry[] {
   });
 }
 
+export interface StampIntakeOptions {
+  readonly limits: CredentialLimits;
+  /** Most credentials one import may carry (MAX_STAMPS_PER_REQUEST). */
+  readonly maxStamps: number;
+}
+
 export function stampService(
   repo: StampsRepository,
   verifier: CredentialVerifier,
   issuers: TrustedIssuerService,
   clock: () => number = Date.now,
+  intake: StampIntakeOptions = { limits: DEFAULT_CREDENTIAL_LIMITS, maxStamps: 100 },
 ) {
   return {
+    limits: intake.limits,
+    maxStamps: intake.maxStamps,
+
+
     /**
      * Verifies each credential and keeps the good ones. A credential must have
      * a valid proof from a trusted issuer, be unexpired, and (in the
      * `{address, credentials}` form) be about that address.
      */
     async importCredentials(document: unknown): Promise<ImportReport> {
+      const entries = entriesOf(document);
+      if (entries.length > intake.maxStamps) {
+        throw new AppError(
+          'invalid_request',
+          `The file holds ${entries.length} credentials; at most ${intake.maxStamps} (MAX_STAMPS_PER_REQUEST) are imported at once: split it.`,
+        );
+      }
       const trusted = await issuers.current();
       const report: ImportReport = { stored: 0, unchanged: 0, rejected: 0, results: [] };
-      for (const entry of entriesOf(document)) {
+      for (const entry of entries) {
         const outcome: Omit<CredentialOutcome, 'index'> =
           'problem' in entry
             ? { status: 'rejected', reason: entry.problem }
@@ -71,6 +90,12 @@ export function stampService(
       expectedAddress: string | null,
       trusted: ReadonlySet<string>,
     ): Promise<Omit<CredentialOutcome, 'index'>> {
+      // Limits, issuer and schema before the proof: nothing from an untrusted or oversized
+      // credential is ever hashed.
+      const screened = screenCredential(credential, intake.limits, trusted);
+      if (!screened.ok) {
+        return { status: 'rejected', reason: screened.reason, ...(screened.provider !== undefined ? { provider: screened.provider } : {}) };
+      }
       const proof = verifier.verifyProof(credential);
       if (!proof.ok) return { status: 'rejected', reason: proof.reason };
       const verified = proof.credential;

@@ -1,10 +1,15 @@
 import { isAddress } from 'viem';
+import { parseSiweMessage } from 'viem/siwe';
 import { AppError } from '../../errors.js';
 
 /**
  * Sign-In with Ethereum (EIP-4361) messages, read strictly: the whole text must follow the
- * grammar, line by line, with nothing before or after it. A lenient reader would let a
- * message show the wallet owner one thing and the service another.
+ * grammar, line by line, with nothing before or after it, and every date must be a real
+ * calendar date. A lenient reader would let a message show the wallet owner one thing and the
+ * service another. viem's parser (what wallets and dApps built on viem read) must read the
+ * same fields, so that no message means one thing to them and another to us; it is not used
+ * alone because it does not anchor the message's end and lets `new Date` roll impossible
+ * dates over (`2030-02-30` becomes 2 March).
  */
 
 export interface SiweFields {
@@ -46,7 +51,8 @@ const MESSAGE = new RegExp(
     '(?:\\nResources:(?<resources>(?:\\n- [^\\n]+)*))?$',
 );
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i;
+const DATE_TIME =
+  /^(?<year>\d{4})-(?<month>\d{2})-(?<day>\d{2})T(?<hour>\d{2}):(?<minute>\d{2}):(?<second>\d{2})(?:\.\d+)?(?:Z|[+-](?<offsetHour>\d{2}):(?<offsetMinute>\d{2}))$/i;
 const NONCE = /^[a-zA-Z0-9]{8,}$/;
 const CHAIN_ID = /^[1-9][0-9]{0,14}$/;
 
@@ -54,11 +60,48 @@ function refuse(detail: string): never {
   throw new AppError('invalid_siwe_message', detail);
 }
 
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** RFC 3339 `date-time` whose fields are in range: 2030-02-30 and 24:00 are not dates. */
+function isRealDateTime(value: string): boolean {
+  const g = DATE_TIME.exec(value)?.groups;
+  if (!g) return false;
+  const [year, month, day, hour, minute, second] = [g.year, g.month, g.day, g.hour, g.minute, g.second].map(Number) as number[];
+  if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!)) return false;
+  if (hour! > 23 || minute! > 59 || second! > 59) return false;
+  if (g.offsetHour !== undefined && (Number(g.offsetHour) > 23 || Number(g.offsetMinute) > 59)) return false;
+  return true;
+}
+
 function dateField(value: string | undefined, label: string): Date | undefined {
   if (value === undefined) return undefined;
-  const date = DATE_TIME.test(value) ? new Date(value) : new Date(Number.NaN);
+  const date = isRealDateTime(value) ? new Date(value) : new Date(Number.NaN);
   if (Number.isNaN(date.getTime())) refuse(`The message's "${label}" is not an RFC 3339 date-time.`);
   return date;
+}
+
+const sameTime = (a: Date | undefined, b: Date | undefined) => a?.getTime() === b?.getTime();
+
+/** Refuses a message that viem's parser reads differently from ours. */
+function requireSameReading(message: string, fields: SiweFields): void {
+  const theirs = parseSiweMessage(message);
+  const agree =
+    theirs.domain === fields.domain &&
+    theirs.address === fields.address &&
+    (theirs.statement ?? undefined) === fields.statement &&
+    theirs.uri === fields.uri &&
+    theirs.version === fields.version &&
+    theirs.chainId === fields.chainId &&
+    theirs.nonce === fields.nonce &&
+    (theirs.scheme ?? undefined) === fields.scheme &&
+    sameTime(theirs.issuedAt, fields.issuedAt) &&
+    sameTime(theirs.expirationTime, fields.expirationTime) &&
+    sameTime(theirs.notBefore, fields.notBefore) &&
+    (theirs.requestId ?? undefined) === (fields.requestId || undefined) &&
+    JSON.stringify(theirs.resources) === JSON.stringify(fields.resources);
+  if (!agree) refuse('The message can be read in more than one way; write it as EIP-4361 lays it out.');
 }
 
 /** The fields of an EIP-4361 message; refuses (400 `invalid_siwe_message`) anything else. */
@@ -80,7 +123,7 @@ export function parseSiweMessageStrict(message: string): SiweFields {
   if (!CHAIN_ID.test(g.chainId as string)) refuse('The message\'s Chain ID is not a positive integer.');
   if (!NONCE.test(g.nonce as string)) refuse('The message\'s Nonce must be at least 8 letters and digits.');
   const issuedAt = dateField(g.issuedAt, 'Issued At') as Date;
-  return {
+  const fields: SiweFields = {
     ...(g.scheme !== undefined ? { scheme: g.scheme } : {}),
     domain: g.domain as string,
     address,
@@ -95,4 +138,6 @@ export function parseSiweMessageStrict(message: string): SiweFields {
     ...(g.requestId !== undefined ? { requestId: g.requestId } : {}),
     ...(g.resources !== undefined ? { resources: g.resources.split('\n- ').slice(1) } : {}),
   };
+  requireSameReading(message, fields);
+  return fields;
 }

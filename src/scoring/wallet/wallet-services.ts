@@ -19,6 +19,7 @@ export function createWalletServices(config: Config, database: Database, deps: W
     sessions: walletSessionService(repo, {
       sessionTtlSeconds: config.walletSessionTtlSeconds,
       nonceTtlSeconds: config.nonceTtlSeconds,
+      allowedChainIds: config.siweAllowedChainIds,
       clock,
     }),
     stamps: walletStampService(repo, deps.stamps, clock),

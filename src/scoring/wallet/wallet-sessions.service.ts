@@ -26,7 +26,8 @@ export function siweSite(baseUrl: string): SiweSite {
   } catch {
     throw new AppError('invalid_request', 'The request\'s Host header does not name a valid host.');
   }
-  return { protocol: url.protocol, host: url.host, origin: url.origin, uri: baseUrl.replace(/\/+$/, '') || url.origin };
+  // Rebuilt from the parsed URL, so that the offered URI always starts with the origin as spelt here.
+  return { protocol: url.protocol, host: url.host, origin: url.origin, uri: `${url.origin}${url.pathname.replace(/\/+$/, '')}` };
 }
 
 export interface SiweNonceOffer {
@@ -47,11 +48,13 @@ export interface WalletSession {
 export interface SessionOptions {
   sessionTtlSeconds: number;
   nonceTtlSeconds: number;
+  /** The Chain IDs a message may name (SIWE_ALLOWED_CHAIN_IDS); the first is offered. */
+  allowedChainIds?: readonly number[];
   clock?: () => number;
 }
 
 export const SIWE_STATEMENT = 'Sign in to Stampgate to add, replace and delete the stamps of this wallet.';
-/** Suggested chain; any EIP-155 chain id is accepted (an externally owned account is the same on every chain). */
+/** The chain offered and, unless SIWE_ALLOWED_CHAIN_IDS says otherwise, the only one accepted. */
 export const SIWE_CHAIN_ID = 1;
 /** How far a message's Issued At and Not Before may lie ahead of our clock. */
 export const SIWE_CLOCK_SKEW_MS = 5 * 60_000;
@@ -63,19 +66,21 @@ function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function hostOf(protocol: string, domain: string): string | null {
+/**
+ * Whether `uri` is on `origin`, compared as text: the URI must begin with the origin exactly
+ * as this service spells it, followed by its end, a path, a query or a fragment. Comparing
+ * parsed URLs would let `http://0x7f000001/` or `http://%31%32%37.0.0.1/` stand for
+ * `http://127.0.0.1`, and `https://user@host/` for `https://host`.
+ */
+function isOnOrigin(uri: string, origin: string): boolean {
+  if (!uri.startsWith(origin)) return false;
+  const rest = uri.slice(origin.length);
+  if (rest !== '' && !/^[/?#]/.test(rest)) return false;
   try {
-    return new URL(`${protocol}//${domain}`).host;
+    const url = new URL(uri);
+    return url.origin === origin && url.username === '' && url.password === '';
   } catch {
-    return null;
-  }
-}
-
-function originOf(uri: string): string | null {
-  try {
-    return new URL(uri).origin;
-  } catch {
-    return null;
+    return false;
   }
 }
 
@@ -90,6 +95,7 @@ function siweRefusal(detail: string): AppError {
  */
 export function walletSessionService(repo: WalletRepository, options: SessionOptions) {
   const clock = options.clock ?? Date.now;
+  const allowedChainIds = options.allowedChainIds ?? [SIWE_CHAIN_ID];
   let issuedSinceSweep = 0;
 
   return {
@@ -107,7 +113,7 @@ export function walletSessionService(repo: WalletRepository, options: SessionOpt
         nonce,
         domain: site.host,
         uri: site.uri,
-        chainId: SIWE_CHAIN_ID,
+        chainId: allowedChainIds[0]!,
         statement: SIWE_STATEMENT,
         expiresAt: formatScoringTimestamp(expiresAt),
       };
@@ -119,14 +125,18 @@ export function walletSessionService(repo: WalletRepository, options: SessionOpt
      */
     async signIn(input: { message: string; signature: string }, site: SiweSite): Promise<{ token: string; address: string; expiresAt: string }> {
       const fields = parseSiweMessageStrict(input.message);
-      if (hostOf(site.protocol, fields.domain) !== site.host) {
+      // Byte for byte: the domain the wallet showed its owner is the one this service offers.
+      if (fields.domain !== site.host) {
         throw siweRefusal(`The message is for "${fields.domain}", not for this service ("${site.host}").`);
       }
-      if (fields.scheme !== undefined && `${fields.scheme.toLowerCase()}:` !== site.protocol) {
+      if (fields.scheme !== undefined && `${fields.scheme}:` !== site.protocol) {
         throw siweRefusal(`The message's scheme "${fields.scheme}" is not this service's (${site.protocol.slice(0, -1)}).`);
       }
-      if (originOf(fields.uri) !== site.origin) {
-        throw siweRefusal(`The message's URI must be on ${site.origin}.`);
+      if (!isOnOrigin(fields.uri, site.origin)) {
+        throw siweRefusal(`The message's URI must be on ${site.origin}, written as such, without user information.`);
+      }
+      if (!allowedChainIds.includes(fields.chainId)) {
+        throw siweRefusal(`The message's Chain ID ${fields.chainId} is not accepted here (accepted: ${allowedChainIds.join(', ')}).`);
       }
       const now = clock();
       if (fields.issuedAt.getTime() > now + SIWE_CLOCK_SKEW_MS) {

@@ -1,10 +1,9 @@
+import { AppError } from '../../errors.js';
+import { screenCredential } from '../stamps/credential-intake.js';
 import { credentialDigest } from '../stamps/credentials.js';
 import type { StampService } from '../stamps/stamps.service.js';
 import { formatScoringTimestamp } from '../timestamps.js';
 import type { WalletRepository } from './wallet.repository.js';
-
-/** Most credentials one request may carry. */
-export const MAX_CREDENTIALS_PER_REQUEST = 100;
 
 export interface WalletCredentialResult {
   /** Position of the credential in the request's `credentials` array. */
@@ -38,7 +37,23 @@ export type ReplaceScope = 'all' | 'providers';
  * its nullifier holds stay until they expire.
  */
 export function walletStampService(repo: WalletRepository, stamps: StampService, clock: () => number = Date.now) {
+  /**
+   * A request with a credential that is over a limit or not of the stamp schema is refused as
+   * a whole (400) before anything is stored or hashed: no real wallet sends one, and refusing
+   * it costs one walk over the body.
+   */
+  function refuseMalformed(credentials: readonly unknown[], trusted: ReadonlySet<string>): void {
+    if (credentials.length > stamps.maxStamps) {
+      throw new AppError('invalid_request', `At most ${stamps.maxStamps} credentials per request (MAX_STAMPS_PER_REQUEST).`);
+    }
+    credentials.forEach((credential, index) => {
+      const verdict = screenCredential(credential, stamps.limits, trusted);
+      if (!verdict.ok && verdict.malformed) throw new AppError('invalid_credential', `credentials[${index}]: ${verdict.reason}`);
+    });
+  }
+
   async function store(address: string, credentials: readonly unknown[], trusted: ReadonlySet<string>) {
+    refuseMalformed(credentials, trusted);
     const report: WalletWriteReport = { stored: 0, unchanged: 0, rejected: 0, deleted: 0, results: [] };
     const accepted: { provider: string; digest: string }[] = [];
     for (const [index, credential] of credentials.entries()) {

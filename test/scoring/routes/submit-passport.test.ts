@@ -165,6 +165,22 @@ describe.each(databaseKinds)('POST /registry/submit-passport on %s', (kind) => {
       expect(replay.json().code).toBe('invalid_nonce');
     });
 
+    it('binds a nonce to the account whose key asked for it: another account cannot consume it (finding 10)', async () => {
+      const wallet = testWallet(9);
+      await giveStamps(t.ctx, wallet.address, ['Discord']);
+      const mallory = await seedAccount(t.ctx);
+      await t.ctx.accounts.updateScorer(mallory.scorer.id, { requiresSignature: true });
+      const signed = await signedBody(wallet);
+      const stolen = await submit({ ...signed, scorer_id: String(mallory.scorer.id) }, mallory.key);
+      expect(stolen.statusCode).toBe(400);
+      expect(stolen.json()).toEqual({ detail: expect.any(String), code: 'invalid_nonce' });
+      const row = await t.ctx.database.db.selectFrom('nonces').selectAll().where('nonce', '=', signed.nonce).executeTakeFirstOrThrow();
+      expect(row.used_at).toBeNull();
+      // The account that asked for it still can use it, once.
+      expect((await submit(signed)).json()).toMatchObject({ status: 'DONE', score: '0.51600' });
+      expect((await submit(signed)).json().code).toBe('invalid_nonce');
+    });
+
     it('refuses a signature by another wallet and leaves the nonce usable', async () => {
       const wallet = testWallet(7);
       const forged = await signedBody(wallet, testWallet(8));

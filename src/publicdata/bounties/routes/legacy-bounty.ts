@@ -20,7 +20,11 @@ const LegacyBountyRecordSchema = Type.Object(
 
 /** `GET /api/v0.1/legacy/bounty?url=…`: a bounty from the legacy on-chain index. */
 export function legacyBountyRoute(app: FastifyInstance, ctx: AppContext): void {
-  const reader = legacyBountyReader({ rpcUrl: ctx.config.ethRpcUrl, indexAddress: ctx.config.legacyBountyIndexAddress });
+  const reader = legacyBountyReader({
+    rpcUrl: ctx.config.ethRpcUrl,
+    indexAddress: ctx.config.legacyBountyIndexAddress,
+    timeoutMs: ctx.config.outboundTimeoutMs,
+  });
   app.get<{ Querystring: { url: string } }>(
     '/api/v0.1/legacy/bounty',
     {

@@ -24,7 +24,7 @@ export function exportRoutes(app: FastifyInstance, ctx: AppContext): void {
   const exportsOf = () => ctx.publicData.exports;
   const caller = (request: { query: { _key?: string; _secret?: string } } & Parameters<typeof readSession>[0]) =>
     ctx.publicData.exportAuth.identify({
-      sessionHandle: readSession(request)?.handle ?? null,
+      session: readSession(request),
       key: request.query._key,
       secret: request.query._secret,
     });

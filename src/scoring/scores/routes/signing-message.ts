@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../../app-context.js';
+import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 
 const SigningMessage = Type.Object(
@@ -18,10 +19,14 @@ export function signingMessageRoute(app: FastifyInstance, ctx: AppContext): void
       schema: {
         tags: ['scoring'],
         summary: 'A message with a fresh nonce for the wallet to sign',
+        description: 'The nonce belongs to the account of the API key that asked for it: only a submission with a key of that account can use it.',
         security: [{ apiKey: [] }],
         response: { 200: SigningMessage, ...errorResponses(401, 429) },
       },
     },
-    async () => ctx.nonces.issue(),
+    async (request) => {
+      if (!request.caller) throw new AppError('missing_api_key', 'Send your API key in the X-API-KEY header.');
+      return ctx.nonces.issue(request.caller.accountId);
+    },
   );
 }

@@ -45,7 +45,7 @@ export function submitPassportRoute(app: FastifyInstance, ctx: AppContext): void
       if (body.signature !== undefined || scorer.requiresSignature) {
         if (!body.signature) throw new AppError('invalid_signature', 'This scorer requires a signature of the signing message by the address.');
         const signature = body.signature;
-        await ctx.nonces.consume(body.nonce, (message) => {
+        await ctx.nonces.consume(body.nonce, caller.accountId, (message) => {
           let signer: string;
           try {
             signer = recoverPersonalSignAddress(message, signature as `0x${string}`);

@@ -8,7 +8,6 @@ import type { Metrics } from '../../../metrics.js';
 import { resilientRateLimitStore } from '../../../http/rate-limit-store.js';
 import { AddressSchema } from '../../../http/schemas.js';
 import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
-import { MAX_CREDENTIALS_PER_REQUEST } from '../wallet-stamps.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,8 +32,8 @@ const SiweNonce = Type.Object(
   {
     nonce: Type.String({ description: 'Random, single-use value for the message\'s Nonce line.' }),
     domain: Type.String({ description: 'What the message\'s domain must be: this service\'s host (and port).' }),
-    uri: Type.String({ description: 'A URI for the message; any URI on this service\'s origin is accepted.' }),
-    chainId: Type.Integer({ description: 'Suggested Chain ID; any EIP-155 chain id is accepted.' }),
+    uri: Type.String({ description: 'A URI for the message; any URI that starts with this service\'s origin, as written here, is accepted (no user information).' }),
+    chainId: Type.Integer({ description: 'Chain ID for the message: the first of SIWE_ALLOWED_CHAIN_IDS (others of that list are accepted too).' }),
     statement: Type.String({ description: 'Suggested statement (optional in the message, not checked).' }),
     expiresAt: Timestamp('When the nonce stops being usable; a good Expiration Time for the message.'),
   },
@@ -68,26 +67,29 @@ const Credential = Type.Object(
   },
 );
 
-const credentialsOf = (minItems: number, description: string) =>
-  Type.Object(
-    { credentials: Type.Array(Credential, { minItems, maxItems: MAX_CREDENTIALS_PER_REQUEST, description }) },
-    { title: minItems === 0 ? 'WalletStampSet' : 'WalletCredentials' },
-  );
-
-const AddBody = credentialsOf(1, `1 to ${MAX_CREDENTIALS_PER_REQUEST} credentials.`);
-const ReplaceBody = credentialsOf(0, `0 to ${MAX_CREDENTIALS_PER_REQUEST} credentials: the new set of live stamps.`);
-
-const ProvidersBody = Type.Object(
-  {
-    // No control characters: PostgreSQL text cannot hold NUL, and no provider name has any.
-    providers: Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }), {
-      minItems: 1,
-      maxItems: MAX_CREDENTIALS_PER_REQUEST,
-      description: 'Providers (e.g. `Google`) whose stamps to delete.',
-    }),
-  },
-  { title: 'WalletStampDeletion' },
-);
+/** The bodies that carry credentials or providers, sized by MAX_STAMPS_PER_REQUEST. */
+function stampBodies(maxStamps: number) {
+  const credentialsOf = (minItems: number, description: string) =>
+    Type.Object(
+      { credentials: Type.Array(Credential, { minItems, maxItems: maxStamps, description }) },
+      { title: minItems === 0 ? 'WalletStampSet' : 'WalletCredentials' },
+    );
+  return {
+    add: credentialsOf(1, `1 to ${maxStamps} credentials.`),
+    replace: credentialsOf(0, `0 to ${maxStamps} credentials: the new set of live stamps.`),
+    providers: Type.Object(
+      {
+        // No control characters: PostgreSQL text cannot hold NUL, and no provider name has any.
+        providers: Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }), {
+          minItems: 1,
+          maxItems: maxStamps,
+          description: 'Providers (e.g. `Google`) whose stamps to delete.',
+        }),
+      },
+      { title: 'WalletStampDeletion' },
+    ),
+  };
+}
 
 const CredentialResult = Type.Object(
   {
@@ -165,6 +167,9 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
   const windowMs = ctx.config.rateLimitWindowMs;
   const siteOf = (request: FastifyRequest): SiweSite =>
     siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
+  const bodies = stampBodies(ctx.config.maxStampsPerRequest);
+  // Refused while the body streams in, before it is parsed: 100 real stamps take about 250 KB.
+  const bodyLimit = Math.min(ctx.config.walletBodyLimitBytes, ctx.config.bodyLimitBytes);
 
 
   app.addHook('onRequest', async (request) => {
@@ -207,13 +212,15 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
   app.post<{ Body: { message: string; signature: string } }>(
     '/registry/wallet/session',
     {
+      bodyLimit,
       schema: {
         tags: ['wallet'],
         summary: 'Sign in with Ethereum: a signed EIP-4361 message for a session token',
         description:
-          'The message\'s domain must be this service\'s host and its URI on this service\'s origin; it needs an unused nonce from ' +
+          'The message\'s domain must be this service\'s host exactly as GET /registry/wallet/siwe-nonce gives it (byte for byte), and its URI ' +
+          'must start with this service\'s origin (no user information); it needs an unused nonce from ' +
           'GET /registry/wallet/siwe-nonce, an Issued At not in the future and an Expiration Time not past (Not Before is respected; ' +
-          '5 minutes of clock skew are allowed on Issued At and Not Before); any Chain ID. The signature must recover to the ' +
+          '5 minutes of clock skew are allowed on Issued At and Not Before; dates must be real calendar dates); a Chain ID of SIWE_ALLOWED_CHAIN_IDS. The signature must recover to the ' +
           'message\'s address (externally owned accounts). Refusals: `invalid_siwe_message`, `invalid_nonce`, `invalid_signature`; ' +
           'a refused sign-in consumes nothing. The token is shown once and lasts WALLET_SESSION_TTL_SECONDS.',
         security: open,
@@ -265,12 +272,13 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,
+      bodyLimit,
       schema: {
         tags: ['wallet'],
         summary: 'Add stamps to the signed-in wallet',
         description: `${writeNote} Good credentials are stored even when others are rejected. Re-adding a deleted stamp restores it.${bearerNote}`,
         ...sessionSecurity,
-        body: AddBody,
+        body: bodies.add,
         response: { 200: WriteReport, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
@@ -284,6 +292,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,
+      bodyLimit,
       schema: {
         tags: ['wallet'],
         summary: 'Replace all stamps of the signed-in wallet',
@@ -293,7 +302,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
           'accepted ones are stored as with POST and `deleted` is 0, so a mistaken request never empties the wallet. Deleted stamps ' +
           `stop counting at the next scoring; their nullifiers stay held until they expire.${bearerNote}`,
         ...sessionSecurity,
-        body: ReplaceBody,
+        body: bodies.replace,
         response: { 200: WriteReport, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
@@ -307,6 +316,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,
+      bodyLimit,
       schema: {
         tags: ['wallet'],
         summary: 'Replace the signed-in wallet\'s stamps provider by provider',
@@ -314,7 +324,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
           `${writeNote} For each provider with an accepted credential in this request, the wallet's other live stamps of that ` +
           `provider are soft-deleted; stamps of other providers, and of providers whose credentials were all rejected, stay.${bearerNote}`,
         ...sessionSecurity,
-        body: AddBody,
+        body: bodies.add,
         response: { 200: WriteReport, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
@@ -328,6 +338,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,
+      bodyLimit,
       schema: {
         tags: ['wallet'],
         summary: 'Delete the signed-in wallet\'s stamps of some providers',
@@ -335,7 +346,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
           'Soft delete: the stamps stop counting at the next scoring, but their nullifiers stay held until they expire, ' +
           `so deleting a stamp and presenting it from another address gains nothing. Re-adding a deleted stamp restores it.${bearerNote}`,
         ...sessionSecurity,
-        body: ProvidersBody,
+        body: bodies.providers,
         response: { 200: Deleted, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describe, expect, inject, it } from 'vitest';
+import { resilientRateLimitStore, WindowCounters } from '../../src/http/rate-limit-store.js';
+
+const redisUrl = inject('redisUrl');
+
+describe('WindowCounters (the per-process rate-limit store)', () => {
+  it('counts hits per key within a window and reports the time left', () => {
+    const counters = new WindowCounters();
+    expect(counters.incr('a', 1000, 10_000)).toEqual({ current: 1, ttl: 1000 });
+    expect(counters.incr('a', 1000, 10_400)).toEqual({ current: 2, ttl: 600 });
+    expect(counters.incr('b', 1000, 10_400)).toEqual({ current: 1, ttl: 1000 });
+    expect(counters.incr('a', 1000, 10_999)).toEqual({ current: 3, ttl: 1 });
+    expect(counters.size).toBe(2);
+  });
+
+  it('starts a new window once the old one has ended (the end itself included)', () => {
+    const counters = new WindowCounters();
+    counters.incr('a', 1000, 0);
+    counters.incr('a', 1000, 500);
+    expect(counters.incr('a', 1000, 1000)).toEqual({ current: 1, ttl: 1000 });
+    expect(counters.incr('a', 1000, 1999)).toEqual({ current: 2, ttl: 1 });
+  });
+
+  it('drops ended windows in time order, whatever the order of keys and window lengths', () => {
+    const counters = new WindowCounters();
+    // Windows of different lengths interleaved, so that insertion order is not expiry order.
+    for (let i = 0; i < 1000; i++) counters.incr(`k${i}`, i % 2 === 0 ? 5000 : 100 + i, 0);
+    expect(counters.size).toBe(1000);
+    counters.expire(599);
+    // Odd i with 100 + i <= 599: i = 1, 3, …, 499 (250 keys) have ended.
+    expect(counters.size).toBe(750);
+    for (let i = 1; i < 1000; i += 2) {
+      // An ended window restarts at 1; an open one counts on.
+      expect(counters.incr(`k${i}`, 100 + i, 599).current).toBe(100 + i <= 599 ? 1 : 2);
+    }
+    counters.expire(4999);
+    expect(counters.size).toBe(500);
+    counters.expire(5000);
+    expect(counters.size).toBe(0);
+  });
+
+  it('agrees with a plain model on random traffic', () => {
+    const counters = new WindowCounters();
+    const model = new Map<string, { current: number; resetAt: number }>();
+    let seed = 12345;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    let now = 0;
+    for (let step = 0; step < 20_000; step++) {
+      now += random(20);
+      const key = `k${random(300)}`;
+      const windowMs = [50, 200, 1000][random(3)]!;
+      let entry = model.get(key);
+      if (!entry || entry.resetAt <= now) {
+        entry = { current: 0, resetAt: now + windowMs };
+        model.set(key, entry);
+      }
+      entry.current += 1;
+      expect(counters.incr(key, windowMs, now)).toEqual({ current: entry.current, ttl: entry.resetAt - now });
+      if (step % 1000 === 0) {
+        expect(counters.size).toBe([...model.values()].filter((e) => e.resetAt > now).length);
+      }
+    }
+  });
+
+  it('answers through the @fastify/rate-limit store interface without Redis', async () => {
+    const Store = resilientRateLimitStore(null, null);
+    const store = new Store().child();
+    const incr = (key: string) =>
+      new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+        store.incr(key, (error, result) => (error || !result ? reject(error) : resolve(result)), 60_000),
+      );
+    expect((await incr('ip:1')).current).toBe(1);
+    expect((await incr('ip:1')).current).toBe(2);
+    const other = await incr('ip:2');
+    expect(other.current).toBe(1);
+    expect(other.ttl).toBeGreaterThan(59_000);
+  });
+});
+
+describe.runIf(redisUrl)('the Redis rate-limit store', () => {
+  it('gives every counter a TTL of its window, so Redis expires it', async () => {
+    const redis = new Redis(redisUrl!, { lazyConnect: true });
+    await redis.connect();
+    const prefix = `stampgate:test:${randomBytes(6).toString('hex')}:`;
+    try {
+      const Store = resilientRateLimitStore(redis, null, prefix);
+      const store = new Store();
+      const incr = (key: string) =>
+        new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+          store.incr(key, (error, result) => (error || !result ? reject(error) : resolve(result)), 30_000),
+        );
+      expect((await incr('ip:1')).current).toBe(1);
+      expect((await incr('ip:1')).current).toBe(2);
+      const ttl = await redis.pttl(`${prefix}ip:1`);
+      expect(ttl).toBeGreaterThan(25_000);
+      expect(ttl).toBeLessThanOrEqual(30_000);
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});
