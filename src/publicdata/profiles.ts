@@ -1,3 +1,5 @@
+import type { Static } from '@sinclair/typebox';
+import type { ProfileSchema } from './schemas.js';
 import type { Selectable } from 'kysely';
 import type { ProfilesTable } from '../db/tables/public-data.js';
 
@@ -5,17 +7,7 @@ export type ProfileRow = Selectable<ProfilesTable>;
 import { decimalAsNumber, parseStoredJson } from './values.js';
 
 /** A profile as the interface shows it (grant admins and team members). */
-export interface Profile {
-  id: number;
-  url: string | null;
-  handle: string;
-  keywords: string[];
-  position: number;
-  avatar_url: string | null;
-  github_url: string | null;
-  total_earned: number;
-  organizations: Record<string, unknown>;
-}
+export type Profile = Static<typeof ProfileSchema>;
 
 /** `url` is the profile page given by the import, else the code-hosting profile. */
 export function renderProfile(row: ProfileRow): Profile {

@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BountySchema } from '../../src/publicdata/routes/schemas.js';
+import { BountySchema } from '../../src/publicdata/schemas.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { addr, bountyFixtures, importOk } from './fixtures.js';

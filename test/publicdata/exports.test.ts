@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressExportSchema, ContributorInfoExportSchema } from '../../src/publicdata/routes/schemas.js';
+import { AddressExportSchema, ContributorInfoExportSchema } from '../../src/publicdata/schemas.js';
 import { parseAddressExportFile, parseInfoExportFile } from '../../src/publicdata/exports/exports.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';

@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrantSchema } from '../../src/publicdata/routes/schemas.js';
+import { GrantSchema } from '../../src/publicdata/schemas.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { addr, grantFixtures, importOk, profileFixtures } from './fixtures.js';

@@ -1,3 +1,5 @@
+import type { Static } from '@sinclair/typebox';
+import type { GrantSchema } from '../schemas.js';
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { type CachedDocument, cachePrefix, type PublicCache } from '../cache.js';
@@ -17,26 +19,7 @@ export interface GrantListQuery {
   offset: number;
 }
 
-export interface Grant {
-  id: number;
-  active: boolean;
-  title: string;
-  slug: string;
-  description: string;
-  reference_url: string;
-  logo: string | null;
-  admin_address: string;
-  amount_received: string;
-  token_address: string | null;
-  token_symbol: string;
-  contract_address: string | null;
-  metadata: Record<string, unknown>;
-  network: string;
-  required_gas_price: string;
-  grant_type: string;
-  admin_profile: Profile | null;
-  team_members: Profile[];
-}
+export type Grant = Static<typeof GrantSchema>;
 
 /** Key of the exact, case-insensitive `title` filter (stored as `grants.title_key`). */
 export function titleKey(title: string): string {

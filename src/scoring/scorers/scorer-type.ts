@@ -4,7 +4,7 @@
  * deduplication, the weight of each provider) is the engine's and the same for every type.
  */
 import type Big from 'big.js';
-import type { Static, TObject } from '@sinclair/typebox';
+import { type Static, type TObject, Type } from '@sinclair/typebox';
 import { parseDecimal } from './decimal.js';
 
 /** One counted stamp as a scorer type sees it. */
@@ -16,14 +16,18 @@ export interface WeightedStamp {
   weight: Big;
 }
 
-export interface ThresholdScoreCheck {
-  type: 'ThresholdScoreCheck';
-  success: boolean;
-  /** Five fraction digits. */
-  rawScore: string;
-  /** Five fraction digits. */
-  threshold: string;
-}
+/** The `evidence` of threshold-type scorers. */
+export const ThresholdScoreCheckSchema = Type.Object(
+  {
+    type: Type.Literal('ThresholdScoreCheck'),
+    success: Type.Boolean(),
+    rawScore: Type.String({ description: 'Weighted sum before the threshold check, 5 fraction digits.' }),
+    threshold: Type.String({ description: 'The scorer threshold, 5 fraction digits.' }),
+  },
+  { title: 'ThresholdScoreCheck' },
+);
+
+export type ThresholdScoreCheck = Static<typeof ThresholdScoreCheckSchema>;
 
 export interface TypeScore {
   /** The weight each stamp contributes, in the order given: the record's `stamp_scores`. */

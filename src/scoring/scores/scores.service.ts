@@ -6,26 +6,10 @@ import type { ThresholdScoreCheck } from '../scorers/engine.js';
 import type { ScoringJobsRepository } from '../jobs/scoring-jobs.repository.js';
 import type { JobSettled, ScoringWorker } from '../jobs/scoring-worker.js';
 import type { ScoreRow, ScoresRepository } from './scores.repository.js';
+import type { ScoreList, ScoreRecord } from './score-record.schema.js';
 import { formatScoringTimestamp, parseTimestampFilter } from '../timestamps.js';
 
-/** The full score record: the interface's six fields plus `expiration_date` and `stamp_scores`. */
-export interface ScoreRecord {
-  address: string;
-  score: string | null;
-  status: ScoreStatus;
-  last_score_timestamp: string;
-  /** Earliest expiry among the counted stamps; null when none counted or while PROCESSING. */
-  expiration_date: string | null;
-  evidence: ThresholdScoreCheck | null;
-  error: string | null;
-  /** Provider → 5-dp weight of each counted stamp; null only while PROCESSING. */
-  stamp_scores: Record<string, string> | null;
-}
-
-export interface ScoreList {
-  items: ScoreRecord[];
-  count: number;
-}
+export type { ScoreList, ScoreRecord } from './score-record.schema.js';
 
 export function toScoreRecord(row: ScoreRow): ScoreRecord {
   return {

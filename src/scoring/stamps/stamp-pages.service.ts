@@ -6,7 +6,8 @@ export const stampItemVersion = '1.0.0';
 
 export interface StampItem {
   version: string;
-  credential: unknown;
+  /** The stored credential, parsed (always a JSON object). */
+  credential: Record<string, unknown>;
   metadata?: ProviderMetadata | null;
 }
 
@@ -43,7 +44,7 @@ export function stampPageService(repo: StampsRepository, catalogue: Catalogue) {
       const { limit, offset } = options;
       const rows = limit === 0 ? [] : await repo.livePage(address, limit + 1, offset);
       const items = rows.slice(0, limit).map((row): StampItem => {
-        const item: StampItem = { version: stampItemVersion, credential: JSON.parse(row.credential) };
+        const item: StampItem = { version: stampItemVersion, credential: JSON.parse(row.credential) as Record<string, unknown> };
         if (options.includeMetadata) item.metadata = metadataFor(row.provider);
         return item;
       });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../http/typebox.js';
 import type { AppContext } from '../../app-context.js';
 import { errorResponses } from '../../http/errors.js';
 import type { Metrics } from '../../metrics.js';
@@ -47,7 +48,8 @@ export function stakeEventItem(event: StoredStakeEvent) {
  * `GET /registry/{token}-stake/{address}/{round_id}` and `govtoken-stake`: the raw staking events
  * of one round. No API key, as in the reference service; its own per-client-address budget instead.
  */
-export async function stakeEventRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+export async function stakeEventRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+  const app = typed(instance);
   await registerIpRateLimit(app, {
     name: 'stake-events',
     max: ctx.config.stakeEventsRateLimitPerMinute,
@@ -58,7 +60,7 @@ export async function stakeEventRoutes(app: FastifyInstance, ctx: AppContext, me
   });
   const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
   for (const token of tokens) {
-    app.get<{ Params: { address: string; round_id: string } }>(
+    app.get(
       `/registry/${token}-stake/:address/:round_id`,
       {
         schema: {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../http/typebox.js';
 import type { AppContext } from '../../app-context.js';
 import { requirePermission } from '../../scoring/accounts/api-key-auth.js';
 import { errorResponses } from '../../http/errors.js';
@@ -27,11 +28,12 @@ export const StakingAmountsSchema = Type.Object(
 );
 
 /** `GET /registry/{token}-stake/{address}` and `govtoken-stake`. */
-export function stakeRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function stakeRoutes(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
   // Fastify cannot put a parameter before a literal suffix in one segment: each token is a concrete path.
   const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
   for (const token of tokens) {
-    app.get<{ Params: { address: string } }>(
+    app.get(
       `/registry/${token}-stake/:address`,
       {
         schema: {

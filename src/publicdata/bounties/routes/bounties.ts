@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
@@ -8,7 +9,7 @@ import { MAX_ID, MAX_OFFSET } from '../../values.js';
 import { type BountyListQuery, MAX_ALTERNATIVES } from '../bounties.service.js';
 import { BOUNTY_ORDER_FIELDS } from '../bounty-order.js';
 import type { CachedDocument } from '../../cache.js';
-import { BountySchema, PublicOffsetSchema, QueryText } from '../../routes/schemas.js';
+import { BountySchema, PublicOffsetSchema, QueryText } from '../../schemas.js';
 import { baseUrlOf, sendDocument } from '../../routes/http-cache.js';
 
 const TextFilter = (what: string) =>
@@ -47,7 +48,6 @@ const Query = Type.Object({
   offset: Type.Optional(PublicOffsetSchema),
 });
 
-type QueryType = Partial<Omit<BountyListQuery, 'limit' | 'offset'>> & { limit?: number; offset?: number };
 
 /** Response headers of the list, as the OpenAPI document shows them (name → schema). */
 const ListHeaders = {
@@ -56,8 +56,9 @@ const ListHeaders = {
 };
 
 /** `GET /api/v0.1/bounties/` and `GET /api/v0.1/bounties/{pk}`. */
-export function bountiesRoute(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Querystring: QueryType }>(
+export function bountiesRoute(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
+  app.get(
     '/api/v0.1/bounties/',
     {
       schema: {
@@ -94,8 +95,8 @@ export function bountiesRoute(app: FastifyInstance, ctx: AppContext): void {
     params: Type.Object({ pk: Integer({ minimum: 1, maximum: MAX_ID, description: 'Bounty id.' }) }),
     response: { 200: BountySchema, ...errorResponses(400, 404, 429) },
   });
-  app.get<{ Params: { pk: number } }>('/api/v0.1/bounties/:pk', { schema: detailSchema(false) }, detail);
-  app.get<{ Params: { pk: number } }>('/api/v0.1/bounties/:pk/', { schema: detailSchema(true) }, detail);
+  app.get('/api/v0.1/bounties/:pk', { schema: detailSchema(false) }, detail);
+  app.get('/api/v0.1/bounties/:pk/', { schema: detailSchema(true) }, detail);
 }
 
 /** `X-Total-Count`, and `Link: rel="next"` (this request's query with the next offset) when more rows follow. */

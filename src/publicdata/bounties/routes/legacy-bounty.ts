@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { legacyBountyReader, MAX_ISSUE_URL_LENGTH } from '../../../chain/legacy-bounty.js';
 import { errorResponses } from '../../../http/errors.js';
@@ -19,13 +20,14 @@ const LegacyBountyRecordSchema = Type.Object(
 );
 
 /** `GET /api/v0.1/legacy/bounty?url=…`: a bounty from the legacy on-chain index. */
-export function legacyBountyRoute(app: FastifyInstance, ctx: AppContext): void {
+export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
   const reader = legacyBountyReader({
     rpcUrl: ctx.config.ethRpcUrl,
     indexAddress: ctx.config.legacyBountyIndexAddress,
     timeoutMs: ctx.config.outboundTimeoutMs,
   });
-  app.get<{ Querystring: { url: string } }>(
+  app.get(
     '/api/v0.1/legacy/bounty',
     {
       schema: {

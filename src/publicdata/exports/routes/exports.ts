@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { parseAddressExportFile, parseInfoExportFile } from '../exports.service.js';
-import { AddressExportSchema, ContributorInfoExportSchema, GrantsJsonSchema, QueryText } from '../../routes/schemas.js';
+import { AddressExportSchema, ContributorInfoExportSchema, GrantsJsonSchema, QueryText } from '../../schemas.js';
 import { sendDocument } from '../../routes/http-cache.js';
 import { readSession } from './session.js';
 
@@ -20,7 +21,8 @@ const NO_SUCH_FILE = 'There is no such export file; the file names are listed at
 const File = (description: string) => Type.Object({ file: Type.String({ maxLength: 100, description }) });
 
 /** `/grants/grants.json`, `/grants/v1/api/export_addresses/<file>` and `/grants/v1/api/export_info/<file>`. */
-export function exportRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
   const exportsOf = () => ctx.publicData.exports;
   const caller = (request: { query: { _key?: string; _secret?: string } } & Parameters<typeof readSession>[0]) =>
     ctx.publicData.exportAuth.identify({
@@ -42,7 +44,7 @@ export function exportRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => sendDocument(ctx, request, reply, await exportsOf().grantsJson()),
   );
 
-  app.get<{ Params: { file: string }; Querystring: { _key?: string; _secret?: string } }>(
+  app.get(
     '/grants/v1/api/export_addresses/:file',
     {
       schema: {
@@ -70,7 +72,7 @@ export function exportRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Params: { file: string }; Querystring: { _key?: string; _secret?: string } }>(
+  app.get(
     '/grants/v1/api/export_info/:file',
     {
       schema: {

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { SESSION_TTL_MS, safeNext } from '../oauth.js';
-import { QueryText } from '../../routes/schemas.js';
+import { QueryText } from '../../schemas.js';
 import { baseUrlOf } from '../../routes/http-cache.js';
 import { clearPendingLogin, clearSession, readPendingLogin, readSession, writePendingLogin, writeSession } from './session.js';
 
@@ -57,10 +58,11 @@ function postOnly(app: FastifyInstance, path: string, summary: string): void {
 }
 
 /** Browser login of grant team members with the code-hosting account (OAuth 2.0 authorization code + state + PKCE). */
-export function loginRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function loginRoutes(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
   const callbackUrl = (request: Parameters<typeof baseUrlOf>[1]) => `${baseUrlOf(ctx, request)}/grants/login/callback`;
 
-  app.get<{ Querystring: { next?: string } }>(
+  app.get(
     '/grants/login',
     {
       schema: {
@@ -78,7 +80,7 @@ export function loginRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Querystring: { code?: string; state?: string; error?: string } }>(
+  app.get(
     '/grants/login/callback',
     {
       schema: {
@@ -108,7 +110,7 @@ export function loginRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.post<{ Querystring: { next?: string } }>(
+  app.post(
     '/grants/logout',
     {
       schema: {

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { errorResponses } from '../../../http/errors.js';
 import { Integer, LimitSchema } from '../../../http/schemas.js';
 import { MAX_ID } from '../../values.js';
 import type { GrantListQuery } from '../grants.service.js';
-import { GrantSchema, PublicOffsetSchema, QueryText } from '../../routes/schemas.js';
+import { GrantSchema, PublicOffsetSchema, QueryText } from '../../schemas.js';
 import { sendDocument } from '../../routes/http-cache.js';
 
 const Query = Type.Object({
@@ -19,11 +20,11 @@ const Query = Type.Object({
   offset: Type.Optional(PublicOffsetSchema),
 });
 
-type QueryType = Partial<Omit<GrantListQuery, 'limit' | 'offset'>> & { limit?: number; offset?: number };
 
 /** `GET /api/v0.1/grants/`. */
-export function grantsRoute(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Querystring: QueryType }>(
+export function grantsRoute(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
+  app.get(
     '/api/v0.1/grants/',
     {
       schema: {

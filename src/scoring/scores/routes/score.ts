@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../../http/schemas.js';
 import { singleScoreJson } from '../score-json.js';
-import { ScoreListSchema, SingleScoreSchema } from './schemas.js';
+import { ScoreListSchema, SingleScoreSchema } from '../score-record.schema.js';
 
 const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
 
@@ -19,18 +20,10 @@ const ListQuery = Type.Object({
   offset: Type.Optional(OffsetSchema),
 });
 
-type ListQueryType = {
-  last_score_timestamp_gt?: string;
-  last_score_timestamp_gte?: string;
-  last_score_timestamp__gt?: string;
-  last_score_timestamp__gte?: string;
-  address?: string;
-  limit?: number;
-  offset?: number;
-};
 
-export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Params: { scorer_id: string; address: string } }>(
+export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
+  app.get(
     '/registry/score/:scorer_id/:address',
     {
       schema: {
@@ -48,11 +41,11 @@ export function scoreRoutes(app: FastifyInstance, ctx: AppContext): void {
       const caller = requirePermission(request, 'read_scores');
       const row = await ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
       // The body is written by hand (see singleScoreJson); the schema above documents it.
-      return reply.type('application/json; charset=utf-8').serializer(singleScoreJson).send(row);
+      return reply.type('application/json; charset=utf-8').serializer(singleScoreJson).send(row as never);
     },
   );
 
-  app.get<{ Params: { scorer_id: string }; Querystring: ListQueryType }>(
+  app.get(
     '/registry/score/:scorer_id',
     {
       schema: {

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { recoverPersonalSignAddress } from '../../../chain/signatures.js';
 import { AppError } from '../../../errors.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, ScorerIdSchema } from '../../../http/schemas.js';
-import { ScoreRecordSchema } from './schemas.js';
+import { ScoreRecordSchema } from '../score-record.schema.js';
 
 const SubmitBody = Type.Object(
   {
@@ -19,8 +20,9 @@ const SubmitBody = Type.Object(
   { title: 'SubmitPassport' },
 );
 
-export function submitPassportRoute(app: FastifyInstance, ctx: AppContext): void {
-  app.post<{ Body: { address: string; scorer_id?: string; community?: string; signature?: string; nonce?: string } }>(
+export function submitPassportRoute(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
+  app.post(
     '/registry/submit-passport',
     {
       schema: {

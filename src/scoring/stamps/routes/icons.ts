@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { ICONS_PATH, type IconFile } from '../icons.js';
@@ -11,8 +12,9 @@ const CACHE_CONTROL = 'public, max-age=2592000';
  * `GET /static/icons/{file}`: the catalogue icons shipped with the product, from memory. No API
  * key: wallets and dashboards load them as `<img src>`.
  */
-export function iconRoutes(app: FastifyInstance, files: ReadonlyMap<string, IconFile>): void {
-  app.get<{ Params: { file: string } }>(
+export function iconRoutes(instance: FastifyInstance, files: ReadonlyMap<string, IconFile>): void {
+  const app = typed(instance);
+  app.get(
     `${ICONS_PATH}/:file`,
     {
       schema: {
@@ -42,7 +44,8 @@ export function iconRoutes(app: FastifyInstance, files: ReadonlyMap<string, Icon
         .header('x-content-type-options', 'nosniff')
         // An SVG opened directly must not run script or load anything.
         .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
-      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+      // 304 is not a documented response of the schema: the untyped reply sends it.
+      if (request.headers['if-none-match'] === file.etag) return (reply as FastifyReply).code(304).send();
       return reply.type(file.contentType).send(file.body);
     },
   );

@@ -1,5 +1,6 @@
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
@@ -60,13 +61,11 @@ function baseUrl(ctx: AppContext, request: FastifyRequest): string {
   return ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
 }
 
-export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function stampsRoutes(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
   const icons = catalogueIcons(ctx.catalogue, ctx.config);
   const iconsFor = (request: FastifyRequest) => icons.forOrigin(`${request.protocol}://${request.host}`);
-  app.get<{
-    Params: { address: string };
-    Querystring: { include_metadata?: boolean; limit?: number; offset?: number; token?: string };
-  }>(
+  app.get(
     '/registry/stamps/:address',
     {
       schema: {
@@ -110,6 +109,8 @@ export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
     { title: 'StampMetadataEntry' },
   );
 
+  const MetadataEntries = Type.Array(MetadataEntry);
+
   app.get(
     '/registry/stamp-metadata',
     {
@@ -120,9 +121,10 @@ export function stampsRoutes(app: FastifyInstance, ctx: AppContext): void {
           '`hash` is keccak256 of the provider name. Every `icon` is an absolute URL: ICON_BASE_URL/<file> when set, ' +
           'else this server’s /static/icons/<file>. Served from memory.',
         security: [{ apiKey: [] }],
-        response: { 200: Type.Array(MetadataEntry), ...errorResponses(401, 429) },
+        response: { 200: MetadataEntries, ...errorResponses(401, 429) },
       },
     },
-    async (request) => iconsFor(request).platforms,
+    // Frozen once at start-up and served as is; the reply only reads it.
+    async (request) => iconsFor(request).platforms as Static<typeof MetadataEntries>,
   );
 }

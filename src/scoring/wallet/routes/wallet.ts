@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
@@ -162,7 +163,8 @@ const writeNote =
  * signs in with an EIP-4361 message and gets a short-lived session token; with it, it adds,
  * replaces and deletes its own stamps. Rate-limited per IP before sign-in and per address after.
  */
-export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+  const app = typed(instance);
   const wallet = ctx.wallet;
   const windowMs = ctx.config.rateLimitWindowMs;
   const siteOf = (request: FastifyRequest): SiweSite =>
@@ -209,7 +211,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     async (request) => wallet.sessions.issueNonce(siteOf(request)),
   );
 
-  app.post<{ Body: { message: string; signature: string } }>(
+  app.post(
     '/registry/wallet/session',
     {
       bodyLimit,
@@ -246,7 +248,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     async (request, reply) => {
       requireSession(request);
       await wallet.sessions.signOut(bearerToken(request) as string);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -268,7 +270,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     },
   );
 
-  app.post<{ Body: { credentials: unknown[] } }>(
+  app.post(
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,
@@ -288,7 +290,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     },
   );
 
-  app.put<{ Body: { credentials: unknown[] } }>(
+  app.put(
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,
@@ -334,7 +336,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     },
   );
 
-  app.delete<{ Body: { providers: string[] } }>(
+  app.delete(
     '/registry/wallet/stamps',
     {
       preParsing: sessionRequired,

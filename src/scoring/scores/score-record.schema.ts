@@ -1,14 +1,5 @@
-import { Type } from '@sinclair/typebox';
-
-const ThresholdScoreCheck = Type.Object(
-  {
-    type: Type.Literal('ThresholdScoreCheck'),
-    success: Type.Boolean(),
-    rawScore: Type.String({ description: 'Weighted sum before the threshold check, 5 fraction digits.' }),
-    threshold: Type.String({ description: 'The scorer threshold, 5 fraction digits.' }),
-  },
-  { title: 'ThresholdScoreCheck' },
-);
+import { type Static, Type } from '@sinclair/typebox';
+import { ThresholdScoreCheckSchema as ThresholdScoreCheck } from '../scorers/scorer-type.js';
 
 const StampScores = Type.Record(Type.String(), Type.String({ description: 'Weight applied, 5 fraction digits.' }), {
   title: 'StampScores',
@@ -31,11 +22,14 @@ const scoreRecordFields = {
   }),
 };
 
+/** The full score record: the interface's six fields plus `expiration_date` and `stamp_scores`. */
 export const ScoreRecordSchema = Type.Object(scoreRecordFields, { title: 'ScoreRecord' });
+export type ScoreRecord = Static<typeof ScoreRecordSchema>;
 
 const countField = Type.Integer({ description: 'Total matching items, across pages.' });
 
 export const ScoreListSchema = Type.Object({ items: Type.Array(ScoreRecordSchema), count: countField }, { title: 'ScoreList' });
+export type ScoreList = Static<typeof ScoreListSchema>;
 
 export const SingleScoreSchema = Type.Object(
   { ...scoreRecordFields, items: Type.Array(ScoreRecordSchema, { minItems: 1, maxItems: 1 }), count: countField },

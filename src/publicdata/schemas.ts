@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { Integer } from '../../http/schemas.js';
-import { MAX_OFFSET } from '../values.js';
+import { Integer } from '../http/schemas.js';
+import { MAX_OFFSET } from './values.js';
 
 /** Response shapes of the public data API (documentation; bodies are sent pre-serialized from the cache). */
 
