@@ -20,6 +20,7 @@ import { scoringJobsRepository } from './scoring/jobs/scoring-jobs.repository.js
 import { type JobSettled, ScoringWorker } from './scoring/jobs/scoring-worker.js';
 import { scoreService } from './scoring/scores/scores.service.js';
 import { scoresRepository } from './scoring/scores/scores.repository.js';
+import { submissionService } from './scoring/scores/submission.service.js';
 import { stampPageService } from './scoring/stamps/stamp-pages.service.js';
 import { stampService } from './scoring/stamps/stamps.service.js';
 import { stampsRepository } from './scoring/stamps/stamps.repository.js';
@@ -117,6 +118,7 @@ export async function createAppContext(config: Config, database: Database, optio
     else if (topic === 'issuers') issuers.forget();
     else if (topic === 'public_data') void publicData.cache.forget([key]);
   });
+  const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   return {
     config,
     database,
@@ -139,7 +141,8 @@ export async function createAppContext(config: Config, database: Database, optio
       redis?.disconnect();
       await database.close();
     },
-    nonces: nonceService(noncesRepository(database.db), config.nonceTtlSeconds),
+    nonces,
+    submissions: submissionService({ accounts, nonces, scores }),
     issuers,
     stamps,
     stampPages: stampPageService(stampsRepo, catalogue),

@@ -12,6 +12,7 @@ import { grantsRepository } from './grants/grants.repository.js';
 import { grantService } from './grants/grants.service.js';
 import { importService, type ImportResult } from './import/import.service.js';
 import { oauthLogin } from './exports/oauth.js';
+import { legacyBountyReader } from '../chain/legacy-bounty.js';
 
 /**
  * Settings the public data API cannot be served with. In production the session
@@ -54,6 +55,12 @@ export function createPublicDataServices(config: Config, database: Database, opt
     exports: exportService(exportsRepository(database.db), exportAuth, cache, clock),
     exportAuth,
     login: oauthLogin(config, clock),
+    /** Reads the legacy on-chain bounty index; answers not_found when ETH_RPC_URL or the index address is unset. */
+    legacyBounties: legacyBountyReader({
+      rpcUrl: config.ethRpcUrl,
+      indexAddress: config.legacyBountyIndexAddress,
+      timeoutMs: config.outboundTimeoutMs,
+    }),
     imports,
 
     /** In development, loads assets/demo-public-data.json into a database without public data; null otherwise. */

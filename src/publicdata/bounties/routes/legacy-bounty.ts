@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
-import { legacyBountyReader, MAX_ISSUE_URL_LENGTH } from '../../../chain/legacy-bounty.js';
+import { MAX_ISSUE_URL_LENGTH } from '../../../chain/legacy-bounty.js';
 import { errorResponses } from '../../../http/errors.js';
 
 const LegacyBountyRecordSchema = Type.Object(
@@ -22,11 +22,6 @@ const LegacyBountyRecordSchema = Type.Object(
 /** `GET /api/v0.1/legacy/bounty?url=…`: a bounty from the legacy on-chain index. */
 export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): void {
   const app = typed(instance);
-  const reader = legacyBountyReader({
-    rpcUrl: ctx.config.ethRpcUrl,
-    indexAddress: ctx.config.legacyBountyIndexAddress,
-    timeoutMs: ctx.config.outboundTimeoutMs,
-  });
   app.get(
     '/api/v0.1/legacy/bounty',
     {
@@ -46,6 +41,6 @@ export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): v
         response: { 200: LegacyBountyRecordSchema, ...errorResponses(400, 404, 502) },
       },
     },
-    async (request) => reader.read(request.query.url),
+    async (request) => ctx.publicData.legacyBounties.read(request.query.url),
   );
 }

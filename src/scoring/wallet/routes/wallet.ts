@@ -1,4 +1,3 @@
-import rateLimit from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { typed } from '../../../http/typebox.js';
@@ -6,8 +5,8 @@ import type { AppContext } from '../../../app-context.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import type { Metrics } from '../../../metrics.js';
-import { resilientRateLimitStore } from '../../../http/rate-limit-store.js';
-import { AddressSchema } from '../../../http/schemas.js';
+import { registerRateLimit } from '../../../http/rate-limit.js';
+import { Deleted, SignInBody, SiweNonce, WalletSessionBody, WalletStamps, WriteReport, stampBodies } from './wallet.schemas.js';
 import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
 
 declare module 'fastify' {
@@ -26,114 +25,6 @@ const open: Record<string, string[]>[] = [];
 /** OpenAPI security of the session routes (the scheme is declared in src/http/openapi.ts). */
 const sessionSecurity = { security: [{ walletSession: [] }] };
 const bearerNote = ' Needs `Authorization: Bearer <session token>` from POST /registry/wallet/session (no API key).';
-
-const Timestamp = (description: string) => Type.String({ description: `${description} ISO 8601 with a +00:00 offset.` });
-
-const SiweNonce = Type.Object(
-  {
-    nonce: Type.String({ description: 'Random, single-use value for the message\'s Nonce line.' }),
-    domain: Type.String({ description: 'What the message\'s domain must be: this service\'s host (and port).' }),
-    uri: Type.String({ description: 'A URI for the message; any URI that starts with this service\'s origin, as written here, is accepted (no user information).' }),
-    chainId: Type.Integer({ description: 'Chain ID for the message: the first of SIWE_ALLOWED_CHAIN_IDS (others of that list are accepted too).' }),
-    statement: Type.String({ description: 'Suggested statement (optional in the message, not checked).' }),
-    expiresAt: Timestamp('When the nonce stops being usable; a good Expiration Time for the message.'),
-  },
-  { title: 'SiweNonce' },
-);
-
-const SignInBody = Type.Object(
-  {
-    message: Type.String({ minLength: 1, maxLength: 8192, description: 'The EIP-4361 message exactly as signed.' }),
-    signature: Type.String({ maxLength: 200, description: 'EIP-191 personal_sign signature of the message by its address, 0x-hex.' }),
-  },
-  { title: 'WalletSignIn' },
-);
-
-const WalletSessionBody = Type.Object(
-  {
-    token: Type.String({ description: 'Session token, shown once: send it as `Authorization: Bearer <token>`.' }),
-    address: { ...AddressSchema, description: 'The signed-in address, lower-case.' },
-    expiresAt: Timestamp('When the session ends (WALLET_SESSION_TTL_SECONDS after sign-in).'),
-  },
-  { title: 'WalletSession' },
-);
-
-const Credential = Type.Object(
-  {},
-  {
-    additionalProperties: true,
-    description:
-      'A stamp: a W3C verifiable credential with an EthereumEip712Signature2021 proof, whose subject is ' +
-      '`did:pkh:eip155:1:<the signed-in address>`.',
-  },
-);
-
-/** The bodies that carry credentials or providers, sized by MAX_STAMPS_PER_REQUEST. */
-function stampBodies(maxStamps: number) {
-  const credentialsOf = (minItems: number, description: string) =>
-    Type.Object(
-      { credentials: Type.Array(Credential, { minItems, maxItems: maxStamps, description }) },
-      { title: minItems === 0 ? 'WalletStampSet' : 'WalletCredentials' },
-    );
-  return {
-    add: credentialsOf(1, `1 to ${maxStamps} credentials.`),
-    replace: credentialsOf(0, `0 to ${maxStamps} credentials: the new set of live stamps.`),
-    providers: Type.Object(
-      {
-        // No control characters: PostgreSQL text cannot hold NUL, and no provider name has any.
-        providers: Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }), {
-          minItems: 1,
-          maxItems: maxStamps,
-          description: 'Providers (e.g. `Google`) whose stamps to delete.',
-        }),
-      },
-      { title: 'WalletStampDeletion' },
-    ),
-  };
-}
-
-const CredentialResult = Type.Object(
-  {
-    index: Type.Integer({ description: 'Position of the credential in `credentials`.' }),
-    status: Type.Union([Type.Literal('stored'), Type.Literal('unchanged'), Type.Literal('rejected')], {
-      description: '`stored` (new or restored), `unchanged` (already a live stamp) or `rejected`.',
-    }),
-    provider: Type.Optional(Type.String({ description: 'The credential\'s provider, when it could be read.' })),
-    reason: Type.Optional(Type.String({ description: 'Why a credential was rejected.' })),
-  },
-  { title: 'WalletCredentialResult' },
-);
-
-const WriteReport = Type.Object(
-  {
-    stored: Type.Integer(),
-    unchanged: Type.Integer(),
-    rejected: Type.Integer(),
-    deleted: Type.Integer({ description: 'Stamps soft-deleted by this request (replacements only).' }),
-    results: Type.Array(CredentialResult, { description: 'One entry per credential, in request order.' }),
-  },
-  { title: 'WalletWriteReport' },
-);
-
-const WalletStamp = Type.Object(
-  {
-    provider: Type.String(),
-    issuer: Type.String({ description: 'Issuer DID.' }),
-    digest: Type.String({ description: 'SHA-256 of the credential\'s canonical JSON: the stamp\'s identity.' }),
-    issuanceDate: Timestamp('Issuance date of the credential.'),
-    expirationDate: Timestamp('Expiration date of the credential.'),
-    addedAt: Timestamp('When the stamp was (last) added.'),
-    credential: Type.Object({}, { additionalProperties: true, description: 'The stored credential, unchanged.' }),
-  },
-  { title: 'WalletStamp' },
-);
-
-const WalletStamps = Type.Object(
-  { address: { ...AddressSchema, description: 'The signed-in address.' }, items: Type.Array(WalletStamp) },
-  { title: 'WalletStamps' },
-);
-
-const Deleted = Type.Object({ deleted: Type.Integer({ description: 'How many live stamps were soft-deleted.' }) }, { title: 'WalletStampsDeleted' });
 
 function bearerToken(request: FastifyRequest): string | undefined {
   const authorization = request.headers.authorization;
@@ -177,21 +68,18 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
   app.addHook('onRequest', async (request) => {
     request.walletSession = await wallet.sessions.resolve(bearerToken(request));
   });
-  await app.register(rateLimit, {
-    global: true,
-    // Route-level onRequest: after the session is resolved, before the session is required
-    // and before the body is read, so refused and malformed requests spend budget too.
+  // Route-level onRequest: after the session is resolved, before the session is required and
+  // before the body is read, so refused and malformed requests spend budget too. Shared by every
+  // process through Redis when REDIS_URL is set, like the API-key budgets.
+  await registerRateLimit(app, {
     hook: 'onRequest',
-    timeWindow: windowMs,
-    enableDraftSpec: true,
-    keyGenerator: (request: FastifyRequest) =>
-      request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${request.ip}`,
-    max: (request: FastifyRequest) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
-    // Shared by every process through Redis when REDIS_URL is set, like the API-key budgets.
-    store: resilientRateLimitStore(ctx.redis, ctx.redisWatch) as never,
-    onExceeded: () => metrics?.rateLimitRejected('wallet'),
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${context.after}.`),
+    windowMs,
+    key: (request) => (request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${request.ip}`),
+    max: (request) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
+    message: (limit, retryIn) => `Rate limit of ${limit} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${retryIn}.`,
+    redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
+    onRejected: () => metrics?.rateLimitRejected('wallet'),
   });
 
   app.get(
