@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { jobSignals } from './db/job-signals.js';
-import { connectRedis, processBus, RedisWatch } from './db/redis.js';
+import { connectRedis, RedisWatch, redisTransport } from './db/redis.js';
+import { EventBus, inProcessTransport } from './events/bus.js';
 import type { Database } from './db/connection.js';
 import { accountService } from './scoring/accounts/accounts.service.js';
 import { accountsRepository } from './scoring/accounts/accounts.repository.js';
@@ -47,7 +48,7 @@ const submitPollMs = 50;
 export async function createAppContext(config: Config, database: Database, options: ContextOptions = {}) {
   const log = options.log ?? silentLog;
   const redisWatch = config.redisUrl ? new RedisWatch(log) : null;
-  const bus = processBus(config.redisUrl, redisWatch ?? new RedisWatch(log));
+  const bus = new EventBus(config.redisUrl && redisWatch ? redisTransport(config.redisUrl, redisWatch) : inProcessTransport());
   // Rate-limit budgets need Redis only where HTTP is served.
   const redis = config.redisUrl && redisWatch && options.http ? connectRedis(config.redisUrl, redisWatch) : null;
   // Scoring jobs announce themselves through the database, never through Redis.
@@ -59,13 +60,13 @@ export async function createAppContext(config: Config, database: Database, optio
   const accounts = accountService(accountsRepo, {
     scorerCacheTtlMs: config.apiKeyCacheTtlMs,
     defaultThreshold: catalogue.threshold,
-    notifyScorerChange: (id) => bus.publish('scorer', String(id)),
+    notifyScorerChange: (scorerId) => bus.publish('scorerChanged', { scorerId }),
   });
   const issuers = trustedIssuerService(issuersRepository(database.db), {
     configured: config.trustedIssuers,
     developmentIssuer: devIssuerKey ? issuerDidFromPrivateKey(devIssuerKey) : null,
     cacheTtlMs: config.apiKeyCacheTtlMs,
-    notifyChange: () => bus.publish('issuers', ''),
+    notifyChange: () => bus.publish('issuersChanged', {}),
   });
   const stampsRepo = stampsRepository(database.db);
   const credentialLimits = {
@@ -89,13 +90,14 @@ export async function createAppContext(config: Config, database: Database, optio
   const stamps = stampService(stampsRepo, verifier, issuers, Date.now, { limits: credentialLimits, maxStamps: config.maxStampsPerRequest });
   const apiKeys = apiKeyService(apiKeysRepository(database.db), accountsRepo, {
     ttlMs: config.apiKeyCacheTtlMs,
-    notifyChange: (prefix) => bus.publish('api_key', prefix),
+    notifyChange: (prefix) => bus.publish('apiKeyChanged', { prefix }),
   });
   const staking = createStakingServices(config, database);
-  const publicData = createPublicDataServices(config, database);
-  publicData.cache.announce = async (prefixes) => {
-    for (const prefix of prefixes) await bus.publish('public_data', prefix);
-  };
+  const publicData = createPublicDataServices(config, database, {
+    announce: async (prefixes) => {
+      for (const prefix of prefixes) await bus.publish('publicDataChanged', { prefix });
+    },
+  });
   // Every process hears when a job settles, wherever it ran, so that a submission waiting in an
   // API process answers as soon as a worker elsewhere is done (not at its next look).
   const settledJobs = new EventEmitter().setMaxListeners(0);
@@ -112,12 +114,10 @@ export async function createAppContext(config: Config, database: Database, optio
     if (signal.kind === 'queued') worker.notify();
     else settledJobs.emit('settled', { scorerId: signal.scorerId, address: signal.address });
   });
-  bus.subscribe((topic, key) => {
-    if (topic === 'api_key') apiKeys.forget(key);
-    else if (topic === 'scorer') accounts.forgetScorer(Number(key));
-    else if (topic === 'issuers') issuers.forget();
-    else if (topic === 'public_data') void publicData.cache.forget([key]);
-  });
+  bus.on('apiKeyChanged', ({ prefix }) => apiKeys.forget(prefix));
+  bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
+  bus.on('issuersChanged', () => issuers.forget());
+  bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   return {
     config,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { BusTransport } from '../events/bus.js';
 
 export type RedisClient = Redis;
 
@@ -53,36 +54,18 @@ export function connectRedis(url: string, watch: RedisWatch): Redis {
   return client;
 }
 
-export type BusTopic = 'api_key' | 'scorer' | 'issuers' | 'public_data';
-
-export interface ProcessBus {
-  /** Tells every process (this one included) about `topic`/`key`: changed data, a queued or settled job. */
-  publish(topic: BusTopic, key: string): Promise<void>;
-  subscribe(handler: (topic: BusTopic, key: string) => void): void;
-  close(): Promise<void>;
-}
-
 const channel = 'stampgate:invalidate';
 
 /**
- * Notices between processes over Redis pub/sub: cached data that changed. Without Redis only this
- * process hears them (the caches' TTLs bound staleness elsewhere). Scoring jobs do not travel
- * here but through the database (see job-signals.ts), so that Redis is never needed to score.
+ * The bus transport over Redis pub/sub: a message is delivered here at once and published to every
+ * other process; each transport has its own id, so it never delivers its own message twice.
  */
-export function processBus(redisUrl: string | null, watch: RedisWatch): ProcessBus {
-  const handlers: ((topic: BusTopic, key: string) => void)[] = [];
-  const deliver = (topic: BusTopic, key: string) => {
-    for (const handler of handlers) handler(topic, key);
+export function redisTransport(redisUrl: string, watch: RedisWatch): BusTransport {
+  const receivers: ((message: string) => void)[] = [];
+  const deliver = (message: string) => {
+    for (const receiver of receivers) receiver(message);
   };
-  if (!redisUrl) {
-    return {
-      publish: async (topic, key) => deliver(topic, key),
-      subscribe: (handler) => void handlers.push(handler),
-      close: async () => {},
-    };
-  }
-  // Each bus has its own id: it has already delivered its own messages locally.
-  const busId = randomUUID();
+  const transportId = randomUUID();
   const publisher = connectRedis(redisUrl, watch);
   // A short-lived CLI command (`keys revoke`, `data import`) publishes right after start, before
   // its connection is up; without the offline queue that notice would be dropped. So the first
@@ -93,26 +76,27 @@ export function processBus(redisUrl: string | null, watch: RedisWatch): ProcessB
   });
   let subscriber: Redis | null = null;
   return {
-    async publish(topic, key) {
-      deliver(topic, key);
+    async send(message) {
+      deliver(message);
       try {
         await firstConnection;
-        await publisher.publish(channel, JSON.stringify({ topic, key, from: busId }));
+        // On the wire: the event's {"topic","key"} plus the sender (docs/operations.md).
+        await publisher.publish(channel, JSON.stringify({ ...(JSON.parse(message) as object), from: transportId }));
       } catch (error) {
         watch.lost(error as Error);
       }
     },
-    subscribe(handler) {
-      handlers.push(handler);
+    receive(handler) {
+      receivers.push(handler);
       if (subscriber) return;
       // A subscribed connection may queue its SUBSCRIBE until Redis is reachable.
       subscriber = new Redis(redisUrl, { retryStrategy: (attempt) => Math.min(attempt * 200, 2000), maxRetriesPerRequest: null });
       subscriber.on('error', (error: Error) => watch.lost(error));
       subscriber.on('ready', () => watch.back());
-      subscriber.on('message', (_channel: string, message: string) => {
+      subscriber.on('message', (_channel: string, text: string) => {
         try {
-          const { topic, key, from } = JSON.parse(message) as { topic: BusTopic; key: string; from: string };
-          if (from !== busId) deliver(topic, key);
+          const { from, ...event } = JSON.parse(text) as { from?: string };
+          if (from !== transportId) deliver(JSON.stringify(event));
         } catch {
           // Not one of ours; ignore.
         }

@@ -137,13 +137,12 @@ export class PublicCache {
   private readonly inFlight = new Map<string, Promise<CachedDocument>>();
   private generation = 0;
 
-  /** Told of every invalidation made here, to pass it on to other processes. */
-  announce: (prefixes: string[]) => Promise<void> = async () => {};
-
   constructor(
     readonly store: PublicCacheStore,
     readonly ttlSeconds: number,
     private readonly clock: () => number = Date.now,
+    /** Told of every invalidation made here, to pass it on to other processes. */
+    private readonly announce: (prefixes: string[]) => Promise<void> = async () => {},
   ) {}
 
   async document(key: string, build: () => Promise<unknown>): Promise<CachedDocument> {

@@ -37,13 +37,15 @@ export function checkPublicDataConfig(config: Config): void {
 export interface PublicDataOptions {
   /** Storage of cached responses; in memory (per process) by default. */
   cacheStore?: PublicCacheStore;
+  /** Passes this process's cache invalidations on to the others. */
+  announce?: (prefixes: string[]) => Promise<void>;
   clock?: () => number;
 }
 
 /** Grants, bounties, exports, export authentication and the legacy bounty read. */
 export function createPublicDataServices(config: Config, database: Database, options: PublicDataOptions = {}) {
   const clock = options.clock ?? Date.now;
-  const cache = new PublicCache(options.cacheStore ?? new MemoryPublicCacheStore({ clock, maxBytes: config.publicCacheMaxBytes }), config.publicCacheTtlSeconds, clock);
+  const cache = new PublicCache(options.cacheStore ?? new MemoryPublicCacheStore({ clock, maxBytes: config.publicCacheMaxBytes }), config.publicCacheTtlSeconds, clock, options.announce);
   const exportAuth = exportAuthService(exportCredentialsRepository(database.db), clock);
   const imports = importService(database, cache, clock);
   return {
