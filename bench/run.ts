@@ -29,7 +29,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeSettings } from '../src/config.js';
+import { describeSettings } from '../src/config/index.js';
 import { choosePoolProviders, createPostgresDatabase, serverEnv, STAMPS_PER_ADDRESS, writeCredentials } from './fixtures.js';
 import { launchChild, profiles } from './launch.js';
 import { type LoadCase, runLoad } from './load.js';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAppContext, type AppContext } from '../src/app-context.js';
-import { type Config, loadConfig } from '../src/config.js';
+import { type Config, loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildServer } from '../src/server.js';

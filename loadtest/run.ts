@@ -43,7 +43,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { describeSettings } from '../src/config.js';
+import { describeSettings } from '../src/config/index.js';
 import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 import { buildCli, freePort } from '../test/helpers/processes.js';
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { jobSignals } from './db/job-signals.js';
 import { connectRedis, RedisWatch, redisTransport } from './db/redis.js';
 import { EventBus, inProcessTransport } from './events/bus.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeSettings, loadConfig } from '../src/config.js';
+import { ConfigError, describeSettings, loadConfig } from '../src/config/index.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {

@@ -1,5 +1,5 @@
 import { type AppContext, type ContextOptions, createAppContext } from '../app-context.js';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/index.js';
 import type { AvailabilityLog } from '../db/availability.js';
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { type Database, openDatabase } from '../db/connection.js';

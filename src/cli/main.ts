@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/index.js';
 import { AppError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { accountsCommand } from './commands/accounts.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Config, ConfigError } from '../config.js';
+import { type Config, ConfigError } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import { bountiesRepository } from './bounties/bounties.repository.js';
 import { bountyService } from './bounties/bounties.service.js';

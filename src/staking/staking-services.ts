@@ -1,6 +1,6 @@
 import type { PublicClient } from 'viem';
 import { createRpcClient } from '../chain/rpc.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import { stakeService } from './stake-amounts.service.js';
 import { stakeEventsRepository } from './stake-events.repository.js';

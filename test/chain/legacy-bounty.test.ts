@@ -4,7 +4,7 @@ import { keywordTags, legacyBountyReader, normalizeIssueUrl, readLegacyBounty, s
 import { AppError } from '../../src/errors.js';
 import type { FastifyInstance } from 'fastify';
 import { createAppContext } from '../../src/app-context.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';

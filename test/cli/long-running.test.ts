@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAppContext } from '../../src/app-context.js';
-import { describeSettings, loadConfig } from '../../src/config.js';
+import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { seedAccount } from '../helpers/app.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAppContext } from '../../src/app-context.js';
-import { describeSettings, loadConfig } from '../../src/config.js';
+import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { scoringJobsRepository } from '../../src/scoring/jobs/scoring-jobs.repository.js';

@@ -184,7 +184,7 @@ describe.each(databaseKinds)('stampgate stake commands on %s', (kind) => {
 
       // What the API would answer, through the same services.
       const { openAppContext } = await import('../../src/cli/context.js');
-      const { loadConfig } = await import('../../src/config.js');
+      const { loadConfig } = await import('../../src/config/index.js');
       const ctx = await openAppContext(loadConfig(env));
       try {
         expect(await ctx.staking.stakes.amountsFor(staker)).toEqual({

@@ -37,7 +37,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeSettings } from '../../src/config.js';
+import { describeSettings } from '../../src/config/index.js';
 import { loadCatalogue } from '../../src/scoring/stamps/catalogue.js';
 import { DEV_ISSUER_KEY_FILE, issueCredential, type StampCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { type CandidateStamp, computeScore, type NullifierHold } from '../../src/scoring/scorers/engine.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
 import { type DatabaseKind, openMigratedTestDatabase, type TestDatabase } from './databases.js';
 

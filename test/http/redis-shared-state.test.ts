@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createAppContext } from '../../src/app-context.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createAppContext } from '../../src/app-context.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger, redactHeaders, redactUrl } from '../../src/logger.js';
 import { buildServer } from '../../src/server.js';
 import { databaseKinds, openMigratedTestDatabase } from '../helpers/databases.js';

@@ -5,7 +5,7 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { oauthLogin } from '../../src/publicdata/exports/oauth.js';
 import { WALLET_IP_BUDGET } from '../../src/scoring/wallet/routes/wallet.js';
 import { listen, listenHost, metricsListenerOf } from '../../src/server.js';

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { checkPublicDataConfig } from '../../src/publicdata/public-data-services.js';
 import { encodeCookie, safeNext } from '../../src/publicdata/exports/oauth.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

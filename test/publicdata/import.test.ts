@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createPublicDataServices } from '../../src/publicdata/public-data-services.js';
 import { AppError } from '../../src/errors.js';
 import { DEMO_DATA_URL } from '../../src/publicdata/import/import.service.js';

@@ -199,7 +199,7 @@ const errorText = (error) => String((error && (error.stack || error.message)) ||
   const [{ createAppContext }, { loadConfig }, { openDatabase }, { scorePassport }, { stampsRepository }, { ScoringWorker }] =
     await Promise.all([
       load('/src/app-context.ts'),
-      load('/src/config.ts'),
+      load('/src/config/index.ts'),
       load('/src/db/connection.ts'),
       load('/src/scoring/jobs/passport-scoring.ts'),
       load('/src/scoring/stamps/stamps.repository.ts'),

@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { AppError } from '../../src/errors.js';
 import { netPerRound, parseStakeRecord } from '../../src/staking/stake-amounts.service.js';

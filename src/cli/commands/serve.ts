@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import type { ImportResult } from '../../publicdata/import/import.service.js';
 import { createLogger } from '../../logger.js';
-import { loadConfig } from '../../config.js';
+import { loadConfig } from '../../config/index.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/accounts/demo-setup.js';
 import { buildServer, listen } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';

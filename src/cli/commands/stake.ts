@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../config/index.js';
 import type { IndexRun } from '../../staking/staking-indexer.js';
 import { type CliIo, report, withAppContext } from '../context.js';
 import { readJsonFile } from './stamps.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
-import { loadConfig } from '../../config.js';
+import { loadConfig } from '../../config/index.js';
 import { buildWorkerServer } from '../../worker-server.js';
 import { listenHost } from '../../server.js';
 import { startBackgroundWork } from '../background-work.js';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { AppError } from '../../errors.js';
 import { handleKey } from '../profiles.js';
 

@@ -1,0 +1,35 @@
+/** Database connection settings. */
+import { databaseUrl, integer, type Settings } from './parse.js';
+
+export interface DatabaseConfig {
+  databaseUrl: string;
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+}
+
+export const databaseSettings: Settings<DatabaseConfig> = {
+  databaseUrl: {
+    key: 'databaseUrl',
+    name: 'DATABASE_URL',
+    description: '`sqlite:<file>` for the embedded database, or `postgres://user@host:5432/db` for PostgreSQL',
+    defaultText: 'sqlite:<DATA_DIR>/stampgate.sqlite',
+    parse: databaseUrl,
+  },
+
+  databaseConnectTimeoutMs: {
+    key: 'databaseConnectTimeoutMs',
+    name: 'DATABASE_CONNECT_TIMEOUT_MS',
+    description: 'How long opening a PostgreSQL connection may take before the request is answered 503 `database_unavailable`',
+    defaultText: '1000',
+    parse: integer('DATABASE_CONNECT_TIMEOUT_MS', 100, 60_000, 1000),
+  },
+
+  databaseQueryTimeoutMs: {
+    key: 'databaseQueryTimeoutMs',
+    name: 'DATABASE_QUERY_TIMEOUT_MS',
+    description:
+      'How long one statement (PostgreSQL `statement_timeout`, SQLite lock wait) or the wait for a pooled connection may take before it fails with 503 `database_unavailable`',
+    defaultText: '5000',
+    parse: integer('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000, 5000),
+  },
+};

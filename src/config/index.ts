@@ -1,0 +1,49 @@
+/**
+ * Environment → one validated, typed configuration object. Every variable is declared once, in
+ * the file of its concern (server, database, scoring, security, staking, publicdata), and they are
+ * read together here; the README's configuration table and the `stampgate config` command are
+ * generated from the same list, so they cannot drift.
+ */
+
+import { BadValue, type Setting } from './parse.js';
+import { type ServerConfig, serverSettings } from './server.js';
+import { type DatabaseConfig, databaseSettings } from './database.js';
+import { type ScoringConfig, scoringSettings } from './scoring.js';
+import { type SecurityConfig, securitySettings } from './security.js';
+import { type StakingConfig, stakingSettings } from './staking.js';
+import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
+
+export type { Environment } from './server.js';
+
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig;
+
+const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings };
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const config: Partial<Config> = {};
+  for (const setting of Object.values(settings) as (Setting<unknown> & { key: string })[]) {
+    try {
+      (config as Record<string, unknown>)[setting.key] = setting.parse(env[setting.name], env);
+    } catch (error) {
+      if (!(error instanceof BadValue)) throw error;
+      problems.push(error.message);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config as Config;
+}
+
+/** The documented variables, concern by concern: name, default, description. */
+export function describeSettings(): { name: string; defaultText: string; description: string }[] {
+  return Object.values(settings).map(({ name, defaultText, description }) => ({ name, defaultText, description }));
+}
