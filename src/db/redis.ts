@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BusTransport } from '../events/bus.js';
 
-export type RedisClient = Redis;
-
 interface WatchLog {
   warn(obj: object, msg: string): void;
   info(obj: object | string, msg?: string): void;

@@ -6,8 +6,6 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { isDatabaseUnavailable, type DatabaseAvailability } from '../db/availability.js';
 import { AppError, databaseUnavailableError, defaultRetryAfterSeconds, type ErrorCode } from '../errors.js';
 
-export { AppError };
-
 export const ErrorBody = Type.Object(
   {
     detail: Type.String({ description: 'A sentence for a person.' }),

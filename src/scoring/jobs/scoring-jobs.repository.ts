@@ -21,6 +21,19 @@ export interface ScoringOutcome {
 /** Rolls the completion back so the job is queued to run again. */
 class RunAgain extends Error {}
 
+/** A score row while its job runs: a new submission and a re-submission look the same. */
+function processingState(now: number) {
+  return {
+    status: 'PROCESSING' as const,
+    score: null,
+    evidence: null,
+    error: null,
+    last_score_timestamp: now,
+    expiration_date: null,
+    stamp_scores: null,
+  };
+}
+
 export function scoringJobsRepository(database: Database) {
   const { db, dialect } = database;
   // Every submission runs these, so they are compiled once (see compiledOnce).
@@ -40,28 +53,8 @@ export function scoringJobsRepository(database: Database) {
   const markProcessing = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
     db
       .insertInto('scores')
-      .values({
-        scorer_id: scorerId,
-        address,
-        status: 'PROCESSING',
-        score: null,
-        evidence: null,
-        error: null,
-        last_score_timestamp: now,
-        expiration_date: null,
-        stamp_scores: null,
-      })
-      .onConflict((oc) =>
-        oc.columns(['scorer_id', 'address']).doUpdateSet({
-          status: 'PROCESSING',
-          score: null,
-          evidence: null,
-          error: null,
-          last_score_timestamp: now,
-          expiration_date: null,
-          stamp_scores: null,
-        }),
-      ),
+      .values({ scorer_id: scorerId, address, ...processingState(now) })
+      .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet(processingState(now))),
   );
   // One statement, so no transaction: the next due job (queued, or running with an expired lease)
   // is leased in the same breath it is found. PostgreSQL skips rows other claims have locked.

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Catalogue, PlatformSummary, ProviderMetadata, StampMetadataPlatform } from './catalogue.js';
 
-/** src/scoring/ and dist/scoring/ are both two levels below the repository root. */
+/** src/scoring/stamps/ and dist/scoring/stamps/ are both three levels below the repository root. */
 export const SHIPPED_ICONS_DIR = fileURLToPath(new URL('../../../assets/icons/', import.meta.url));
 export const ICONS_PATH = '/static/icons';
 
