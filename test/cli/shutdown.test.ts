@@ -32,7 +32,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { scoringJobsRepository } from '../../src/scoring/jobs/scoring-jobs.repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
-import { buildCli, freePort, withTimeout } from '../helpers/processes.js';
+import { buildCli, cliEnvironment, freePort, waitFor, withTimeout } from '../helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 /** Well below the 15 s after which a stuck shutdown is forced with exit code 1. */
@@ -107,13 +107,6 @@ class Proc {
 
 
 
-async function waitUntil(what: string, timeoutMs: number, probe: () => boolean | Promise<boolean>, everyMs = 10): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 
 const processes: Proc[] = [];
@@ -132,10 +125,7 @@ afterAll(async () => {
 });
 
 function start(label: string, args: string[], settings: Record<string, string>): Proc {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const { name } of describeSettings()) delete env[name];
-  delete env.NODE_OPTIONS;
-  Object.assign(env, { STAMPGATE_ENV: 'development', HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...settings });
+  const env = cliEnvironment(describeSettings().map((s) => s.name), { STAMPGATE_ENV: 'development', HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...settings });
   const proc = new Proc(label, spawn(process.execPath, [cliPath, ...args], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   processes.push(proc);
   return proc;
@@ -157,7 +147,7 @@ describe('SIGTERM on SQLite: serve and worker stop mid-backlog and exit 0', () =
   async function startServe(args: string[]): Promise<Proc> {
     const port = await freePort();
     const proc = start(args.join(' '), args, { ...settings, PORT: String(port) });
-    await waitUntil(`${proc.label} to answer /health/ready`, 60_000, async () => {
+    await waitFor(`${proc.label} to answer /health/ready`, 60_000, async () => {
       if (proc.exit) throw new Error(`${proc.label} exited early ${JSON.stringify(proc.exit)}\n${proc.tail()}`);
       const res = await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => null);
       return res?.status === 200;
@@ -192,7 +182,7 @@ describe('SIGTERM on SQLite: serve and worker stop mid-backlog and exit 0', () =
 
   /** Waits until `proc` is visibly working off the queue, then sends SIGTERM. */
   async function terminateWhileBusy(proc: Proc): Promise<{ exit: Exit; ms: number }> {
-    await waitUntil(`${proc.label} to settle 30 jobs`, 60_000, () => {
+    await waitFor(`${proc.label} to settle 30 jobs`, 60_000, () => {
       if (proc.exit) throw new Error(`${proc.label} exited early ${JSON.stringify(proc.exit)}\n${proc.tail()}`);
       return proc.jobs().settled >= 30;
     }, 2);
@@ -274,7 +264,7 @@ describe.skipIf(!inject('postgresUrl'))('SIGTERM on PostgreSQL: a worker with jo
       await locker.query('begin');
       await locker.query('lock table nullifier_holds in share mode');
       const worker = start('worker', ['worker'], { DATA_DIR: dataDir, DATABASE_URL: test.url, SCORING_CONCURRENCY: '4' });
-      await waitUntil('the worker to hold 4 jobs', 60_000, () => {
+      await waitFor('the worker to hold 4 jobs', 60_000, () => {
         if (worker.exit) throw new Error(`worker exited early ${JSON.stringify(worker.exit)}\n${worker.tail()}`);
         return worker.jobs().open === 4 && Date.now() - worker.lastOutputAt > 300;
       }, 20);
