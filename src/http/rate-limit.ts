@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../db/redis.js';
 import { AppError } from '../errors.js';
+import { clientAddressKey } from './client-address.js';
 import { resilientRateLimitStore } from './rate-limit-store.js';
 import type { Tier } from '../scoring/api-keys.js';
 
@@ -61,8 +62,8 @@ export interface IpRateLimitSettings {
 }
 
 /**
- * One budget per client address (`request.ip`, which honours TRUST_PROXY only) across every route
- * of the scope it is registered in, for keyless routes. Counted at `onRequest`, before anything
+ * One budget per client address (`request.ip`, which honours TRUST_PROXY only; an IPv6 client's
+ * /64, see clientAddressKey) across every route of the scope it is registered in, for keyless routes. Counted at `onRequest`, before anything
  * else runs, so refused and malformed requests spend budget too.
  */
 export async function registerIpRateLimit(app: FastifyInstance, settings: IpRateLimitSettings): Promise<void> {
@@ -72,7 +73,7 @@ export async function registerIpRateLimit(app: FastifyInstance, settings: IpRate
     hook: 'onRequest',
     timeWindow: settings.windowMs,
     enableDraftSpec: true,
-    keyGenerator: (request: FastifyRequest) => `${settings.name}-ip:${request.ip}`,
+    keyGenerator: (request: FastifyRequest) => `${settings.name}-ip:${clientAddressKey(request.ip)}`,
     max: settings.max,
     store: resilientRateLimitStore(settings.redis, settings.redisWatch) as never,
     onExceeded: () => settings.onRejected?.(),

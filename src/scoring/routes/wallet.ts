@@ -5,6 +5,7 @@ import type { AppContext } from '../../app-context.js';
 import { AppError } from '../../errors.js';
 import { errorResponses } from '../../http/errors.js';
 import type { Metrics } from '../../http/metrics.js';
+import { clientAddressKey } from '../../http/client-address.js';
 import { resilientRateLimitStore } from '../../http/rate-limit-store.js';
 import { AddressSchema } from '../../http/schemas.js';
 import { type SiweSite, siweSite, type WalletSession } from '../wallet/wallet-sessions.js';
@@ -183,7 +184,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: AppContext, metric
     timeWindow: windowMs,
     enableDraftSpec: true,
     keyGenerator: (request: FastifyRequest) =>
-      request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${request.ip}`,
+      request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${clientAddressKey(request.ip)}`,
     max: (request: FastifyRequest) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
     // Shared by every process through Redis when REDIS_URL is set, like the API-key budgets.
     store: resilientRateLimitStore(ctx.redis, ctx.redisWatch) as never,
