@@ -94,7 +94,7 @@ export interface BountyPage {
 type Eb = ExpressionBuilder<PublicDataTables, 'bounties'>;
 
 export function bountiesRepository(db: Db, dialect: DialectName) {
-  function filtered(filter: BountyListFilter, now: number) {
+  function filtered(filter: BountyListFilter, now: number, walk = true) {
     let query = db.selectFrom('bounties');
     if (filter.id !== undefined) query = query.where('id', '=', filter.id);
     if (filter.idAfter !== undefined) query = query.where('id', '>', filter.idAfter);
@@ -109,7 +109,8 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     if (filter.standardBountiesIds?.length) query = query.where('standard_bounties_id', 'in', filter.standardBountiesIds);
     for (const names of filter.interested ?? []) query = query.where(people('interested', names));
     if (filter.fulfillers?.length) query = query.where(people('fulfiller', filter.fulfillers));
-    if (filter.rawData?.length) query = query.where('id', 'in', rawDataMatches(filter.rawData));
+    // A list walks its order index and tests each id against the matches; a count looks the matches up by id.
+    if (filter.rawData?.length) query = query.where(walk ? notIndexed(dialect, 'id') : sql.ref('id'), 'in', rawDataMatches(filter.rawData));
     if (filter.isOpen !== undefined) {
       // The (is_open, web3_created, id) index serves the default order; any other order walks its own index.
       const isOpen = filter.orderBy === 'web3_created' ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
@@ -190,7 +191,7 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
       }
       if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) return { rows, total: filter.offset + rows.length };
       const cap = filter.offset + filter.limit + COUNT_AHEAD;
-      const capped = filtered(filter, now).select(sql<number>`1`.as('one')).limit(cap).as('matches');
+      const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(cap).as('matches');
       const row = await db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
       return { rows, total: Number(row.n) };
     },
