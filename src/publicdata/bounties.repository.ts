@@ -113,7 +113,8 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     if (filter.rawData?.length) query = query.where(walk ? notIndexed(dialect, 'id') : sql.ref('id'), 'in', rawDataMatches(filter.rawData));
     if (filter.isOpen !== undefined) {
       // The (is_open, web3_created, id) index serves the default order; any other order walks its own index.
-      const isOpen = filter.orderBy === 'web3_created' ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
+      // A count has no order to walk and may use its is_open index.
+      const isOpen = filter.orderBy === 'web3_created' || !walk ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
       // Open = not completed and not past its expiry date; closed is the complement.
       // The expiry is checked on the rows the walk visits: most open bounties are not expired, so its index would not narrow much.
       const expires = notIndexed(dialect, 'expires_date');
