@@ -48,8 +48,11 @@ const NOT_NULL = new Set<BountyOrderColumn>([
  */
 const PREFIX_ORDERED = new Set<BountyOrderColumn>(['raw_data', 'issue_description', 'metadata', 'privacy_preferences']);
 
+/** Characters of long free text an order compares (migration 0010 indexes this prefix). */
+const ORDER_PREFIX_LENGTH = 200;
+
 /** How much of each raw record the `raw_data` filter searches: the order prefix, so its index serves the search. */
-export const RAW_DATA_SEARCHED = 200;
+export const RAW_DATA_SEARCHED = ORDER_PREFIX_LENGTH;
 
 /**
  * `X-Total-Count` counts at most this many matches past the end of the page, then reports
@@ -143,7 +146,7 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
 
   /** The order key of a column: long free text sorts by its prefix, written as in the migration's indexes (a bound parameter would not match them). */
   function orderKey(column: BountyOrderColumn) {
-    return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, ${sql.lit(RAW_DATA_SEARCHED)})` : sql.ref(column);
+    return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, ${sql.lit(ORDER_PREFIX_LENGTH)})` : sql.ref(column);
   }
 
   /** Rows with / without a value in the order column (null, or an empty order key), as a range of its index. */
