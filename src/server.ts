@@ -4,6 +4,7 @@ import { createLogger } from './logger.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './app-context.js';
 import { type Config, ConfigError } from './config/index.js';
+import { registerEmptyStringsAsAbsent } from './http/empty-strings.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerJsonBodyParser } from './http/json-body.js';
@@ -91,6 +92,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
       app.addHook('onClose', async () => listener.close());
     }
   }
+  // Every scope: an empty optional query parameter or body field means "not given" (decisions.md).
+  registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle);
   if (ctx.config.scoringApiEnabled) {
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.

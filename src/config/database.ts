@@ -19,7 +19,7 @@ export const databaseSettings: Settings<DatabaseConfig> = {
   databaseConnectTimeoutMs: {
     key: 'databaseConnectTimeoutMs',
     name: 'DATABASE_CONNECT_TIMEOUT_MS',
-    description: 'How long opening a PostgreSQL connection may take before the request is answered 503 `database_unavailable`',
+    description: 'How long opening a PostgreSQL connection, or waiting for a free pooled one, may take before the request is answered 503 `database_unavailable`',
     defaultText: '1000',
     parse: integer('DATABASE_CONNECT_TIMEOUT_MS', 100, 60_000, 1000),
   },
@@ -28,7 +28,7 @@ export const databaseSettings: Settings<DatabaseConfig> = {
     key: 'databaseQueryTimeoutMs',
     name: 'DATABASE_QUERY_TIMEOUT_MS',
     description:
-      'How long one statement (PostgreSQL `statement_timeout`, SQLite lock wait) or the wait for a pooled connection may take before it fails with 503 `database_unavailable`',
+      'How long one statement (PostgreSQL `statement_timeout`, SQLite lock wait) may take before it fails with 503 `database_unavailable`',
     defaultText: '5000',
     parse: integer('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000, 5000),
   },

@@ -22,7 +22,7 @@ export const securitySettings: Settings<SecurityConfig> = {
   maxStampsPerRequest: {
     key: 'maxStampsPerRequest',
     name: 'MAX_STAMPS_PER_REQUEST',
-    description: 'Most credentials in one wallet stamp write, and in one `stampgate stamps import` file; more gets 400',
+    description: 'Most credentials in one wallet stamp write; more gets 400 (an import file is screened credential by credential, whatever its length)',
     defaultText: '100',
     parse: integer('MAX_STAMPS_PER_REQUEST', 1, 10_000, 100),
   },

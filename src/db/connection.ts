@@ -32,9 +32,9 @@ export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL schema to use (tests isolate themselves in throw-away schemas). */
   searchPath?: string;
-  /** How long opening a connection may take (DATABASE_CONNECT_TIMEOUT_MS). */
+  /** How long opening a connection, or waiting for a pooled one, may take (DATABASE_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
-  /** How long a statement, or waiting for a pooled connection, may take (DATABASE_QUERY_TIMEOUT_MS). */
+  /** How long a statement may take (DATABASE_QUERY_TIMEOUT_MS). */
   queryTimeoutMs?: number;
   /** Where the outage warning and the end-of-outage line go. */
   log?: AvailabilityLog;
@@ -65,19 +65,14 @@ function openPostgres(url: string, options: OpenOptions): Database {
   };
   const connectTimeoutMs = options.connectTimeoutMs ?? defaultConnectTimeoutMs;
   const queryTimeoutMs = options.queryTimeoutMs ?? defaultQueryTimeoutMs;
-  // The pool's own connectionTimeoutMillis bounds the wait for a free connection (part of a query's
-  // time under load); each client's bounds opening a TCP connection and logging in.
-  class BoundedClient extends pg.Client {
-    constructor(config: pg.ClientConfig = {}) {
-      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
-    }
-  }
+  // connectionTimeoutMillis bounds both opening a connection (the pool hands it to each client)
+  // and waiting for a free one, so that no request waits longer than the connect timeout for a
+  // connection, outage or exhausted pool alike.
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
     types,
-    Client: BoundedClient,
-    connectionTimeoutMillis: queryTimeoutMs,
+    connectionTimeoutMillis: connectTimeoutMs,
     // The server cancels a statement past the budget and the connection stays usable; the
     // client-side bound (a little later) covers a server that does not answer at all.
     statement_timeout: queryTimeoutMs,

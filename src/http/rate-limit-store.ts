@@ -89,22 +89,69 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {current, ttl}
 `;
 
+/** How long the store counts locally after Redis failed before it tries Redis again. */
+export const REDIS_PROBE_INTERVAL_MS = 1000;
+
 /**
  * A rate-limit store for @fastify/rate-limit that keeps budgets in Redis, so
  * every API process spends the same budget, and falls back to per-process
  * counting while Redis is unreachable (one warning per outage for the whole process, see
  * RedisWatch), returning to Redis by itself once it answers again.
+ *
+ * Once a command has failed the store counts locally at once: a hung Redis (stopped, not closed)
+ * keeps its TCP connection, so ioredis never reconnects and every command would wait out its
+ * timeout. One background probe at most every REDIS_PROBE_INTERVAL_MS (or the client's next
+ * `ready`) decides when to go back; no request ever waits for it.
  */
-export function resilientRateLimitStore(redis: Redis | null, watch: RedisWatch | null, prefix = 'stampgate:ratelimit:') {
+export function resilientRateLimitStore(
+  redis: Redis | null,
+  watch: RedisWatch | null,
+  prefix = 'stampgate:ratelimit:',
+  probeIntervalMs = REDIS_PROBE_INTERVAL_MS,
+) {
   const local = new WindowCounters();
+  let lost = false;
+  let nextProbeAt = 0;
+  let probing = false;
 
   function incrLocal(key: string, windowMs: number): { current: number; ttl: number } {
     return local.incr(key, windowMs);
   }
 
+  function markLost(error: Error): void {
+    watch?.lost(error);
+    lost = true;
+    nextProbeAt = Date.now() + probeIntervalMs;
+  }
+
+  function markBack(): void {
+    lost = false;
+    watch?.back();
+  }
+
+  function probe(): void {
+    if (probing || Date.now() < nextProbeAt || !redis) return;
+    probing = true;
+    redis
+      .ping()
+      .then(markBack, markLost)
+      .finally(() => {
+        probing = false;
+      });
+  }
+
+  redis?.on('ready', () => {
+    lost = false;
+  });
+
   return class ResilientStore {
     incr(key: string, callback: IncrCallback, windowMs: number): void {
       if (!redis) {
+        callback(null, incrLocal(key, windowMs));
+        return;
+      }
+      if (lost) {
+        probe();
         callback(null, incrLocal(key, windowMs));
         return;
       }
@@ -116,7 +163,7 @@ export function resilientRateLimitStore(redis: Redis | null, watch: RedisWatch |
           callback(null, { current, ttl });
         })
         .catch((error: Error) => {
-          watch?.lost(error);
+          markLost(error);
           callback(null, incrLocal(key, windowMs));
         });
     }

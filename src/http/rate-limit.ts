@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../db/redis.js';
 import { AppError } from '../errors.js';
+import { clientAddressKey } from './client-address.js';
 import { resilientRateLimitStore } from './rate-limit-store.js';
 
 /** What every budget of the service is made of; each surface says only whom it counts and how many. */
@@ -50,8 +51,8 @@ export interface IpRateLimitSettings {
 }
 
 /**
- * One budget per client address (`request.ip`, which honours TRUST_PROXY only) across every route
- * of the scope it is registered in, for keyless routes. Counted at `onRequest`, before anything
+ * One budget per client address (`request.ip`, which honours TRUST_PROXY only; an IPv6 client's
+ * /64, see clientAddressKey) across every route of the scope it is registered in, for keyless routes. Counted at `onRequest`, before anything
  * else runs, so refused and malformed requests spend budget too.
  */
 export async function registerIpRateLimit(app: FastifyInstance, settings: IpRateLimitSettings): Promise<void> {
@@ -59,7 +60,7 @@ export async function registerIpRateLimit(app: FastifyInstance, settings: IpRate
   await registerRateLimit(app, {
     hook: 'onRequest',
     windowMs: settings.windowMs,
-    key: (request) => `${settings.name}-ip:${request.ip}`,
+    key: (request) => `${settings.name}-ip:${clientAddressKey(request.ip)}`,
     max: settings.max,
     message: (limit, retryIn) => `Rate limit of ${limit} requests per ${perWhat} from one address exceeded; retry in ${retryIn}.`,
     redis: settings.redis,

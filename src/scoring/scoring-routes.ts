@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { apiKeyAuthentication } from './accounts/api-key-auth.js';
-import { registerEmptyStringsAsAbsent } from '../http/empty-strings.js';
 import type { Metrics } from '../metrics.js';
 import { registerKeyRateLimit } from './accounts/key-rate-limit.js';
 import { scoreRoutes } from './scores/routes/score.js';
@@ -20,7 +19,6 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
     redisWatch: ctx.redisWatch,
     onRejected: (tier) => metrics?.rateLimitRejected(tier),
   });
-  registerEmptyStringsAsAbsent(app);
   signingMessageRoute(app, ctx);
   submitPassportRoute(app, ctx);
   scoreRoutes(app, ctx);

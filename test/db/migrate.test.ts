@@ -87,4 +87,46 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
       await database.close();
     }
   });
+
+  it('0009-score-record numbers 20,000 staking events in one pass (seconds, not minutes)', async () => {
+    test = await createTestDatabase(kind);
+    const database = test.open();
+    try {
+      const schema =
+        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+      const migrator = new Migrator({
+        db: database.db,
+        provider: { getMigrations: async () => allMigrations(kind) },
+        ...(schema ? { migrationTableSchema: schema } : {}),
+      });
+      expect((await migrator.migrateTo('0008-public-data')).error).toBeUndefined();
+      const db = database.db as unknown as Kysely<any>;
+      const count = 20_000;
+      // Stored in reverse chain order, so that storage order is not the numbering.
+      const events = Array.from({ length: count }, (_, i) => ({
+        tx_hash: `0x${(count - i).toString(16).padStart(64, '0')}`,
+        log_index: i % 3,
+        block_number: count - i,
+        type: 'selfStake',
+        round_id: '1',
+        staker: '0xaa',
+        user_address: null,
+        amount: '1',
+        staked: 1,
+        source: 'import',
+        created_at: 1,
+      }));
+      for (let i = 0; i < count; i += 2000) await db.insertInto('stake_events').values(events.slice(i, i + 2000)).execute();
+
+      const started = performance.now();
+      expect(await migrateToLatest(database)).toContain('0009-score-record');
+      const elapsedMs = performance.now() - started;
+      // Generous for a loaded machine: one pass takes well under a second; a count per row took minutes.
+      expect(elapsedMs).toBeLessThan(15_000);
+      const ids = await db.selectFrom('stake_events').select(['block_number', 'id']).orderBy('block_number').execute();
+      expect(ids.map((r) => Number(r.id))).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    } finally {
+      await database.close();
+    }
+  }, 120_000);
 });

@@ -106,3 +106,77 @@ describe.runIf(redisUrl)('the Redis rate-limit store', () => {
     }
   });
 });
+
+/** A free TCP port on the loopback interface. */
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// A private redis-server (never the shared one), stopped with SIGSTOP: the TCP connection stays up,
+// so only the store itself can stop requests from waiting out the command timeout.
+describe.runIf(redisUrl)('the Redis rate-limit store with a hung Redis', () => {
+  it('counts locally at once while Redis hangs and goes back to Redis when it answers', async () => {
+    const { spawn } = await import('node:child_process');
+    const { connectRedis, RedisWatch } = await import('../../src/db/redis.js');
+    const port = await freePort();
+    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    const watchLog = { warn: () => {}, info: () => {} };
+    let client: Redis | null = null;
+    try {
+      const url = `redis://127.0.0.1:${port}`;
+      // Reconnects every 50 ms until the server listens; its commands wait in the offline queue.
+      const probe = new Redis(url, { retryStrategy: () => 50 });
+      probe.on('error', () => {});
+      await probe.ping();
+      client = connectRedis(url, new RedisWatch(watchLog));
+      await new Promise<void>((resolve) => (client!.status === 'ready' ? resolve() : client!.once('ready', () => resolve())));
+      const Store = resilientRateLimitStore(client, new RedisWatch(watchLog), 'stampgate:test:', 300);
+      const store = new Store();
+      const timed = async (key: string) => {
+        const started = performance.now();
+        const result = await new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+          store.incr(key, (error, value) => (error || !value ? reject(error) : resolve(value)), 60_000),
+        );
+        return { ...result, ms: performance.now() - started };
+      };
+
+      expect((await timed('a')).current).toBe(1);
+      expect(await probe.get('stampgate:test:a')).toBe('1');
+
+      process.kill(server.pid!, 'SIGSTOP');
+      const first = await timed('a');
+      expect(first.ms).toBeGreaterThanOrEqual(200); // the one command that waits out the 250 ms timeout
+      expect(first.current).toBe(1); // counted locally from here on
+      const during: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        during.push((await timed('a')).ms);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // spans several probe intervals
+      }
+      expect(Math.max(...during)).toBeLessThan(20);
+
+      process.kill(server.pid!, 'SIGCONT');
+      // The next probe finds Redis again; counting then returns to Redis.
+      const deadline = Date.now() + 10_000;
+      while ((await probe.get('stampgate:test:a')) === '1' && Date.now() < deadline) {
+        await timed('a');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(Number(await probe.get('stampgate:test:a'))).toBeGreaterThan(1);
+      probe.disconnect();
+    } finally {
+      client?.disconnect();
+      process.kill(server.pid!, 'SIGCONT');
+      server.kill('SIGKILL');
+    }
+  }, 30_000);
+});

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedBounties } from '../../bench/bounties-seed.js';
-import { bountiesRepository } from '../../src/publicdata/bounties/bounties.repository.js';
+import { bountiesRepository, COUNT_AHEAD } from '../../src/publicdata/bounties/bounties.repository.js';
 import { type BountyListQuery, parseBountyQuery } from '../../src/publicdata/bounties/bounties.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -84,5 +84,45 @@ describe.each(databaseKinds)('bounty list query plans on %s (bench seed)', (kind
       expect(await plan(query)).toMatch(kind === 'sqlite' ? /SEARCH bounty_people USING COVERING INDEX \w+ \(role=\? AND username_key=\?\)/ : /Index Only Scan \w* ?using bounty_people_pk/);
     }
     expect(await plan({ bounty_owner_github_username: 'owner3' })).toContain('bounties_owner_username_key_idx');
+  });
+
+  it('counts X-Total-Count exactly from a short page, and up to COUNT_AHEAD past a full one, with the next link', async () => {
+    const total = async (query: string) => {
+      const res = await t.app.inject(`/api/v0.1/bounties/${query}`);
+      expect(res.statusCode, res.body).toBe(200);
+      return { total: res.headers['x-total-count'], next: res.headers.link !== undefined, rows: (res.json() as unknown[]).length };
+    };
+    expect(SEEDED).toBeGreaterThan(10 + COUNT_AHEAD);
+    expect(await total('?limit=10')).toEqual({ total: String(10 + COUNT_AHEAD), next: true, rows: 10 });
+    expect(await total(`?limit=10&offset=${SEEDED - 10}`)).toEqual({ total: String(SEEDED), next: false, rows: 10 });
+    expect(await total(`?limit=10&offset=${SEEDED - 4}`)).toEqual({ total: String(SEEDED), next: false, rows: 4 });
+    expect(await total(`?limit=10&offset=${SEEDED + 5}`)).toEqual({ total: String(SEEDED), next: false, rows: 0 });
+    // Nulls last: a nullable order's page runs into the rows without a value and stays exact.
+    expect(await total(`?limit=10&offset=${SEEDED - 4}&order_by=-balance`)).toEqual({ total: String(SEEDED), next: false, rows: 4 });
+  });
+
+  it('searches raw_data through the index of its first 200 characters, not the table', async () => {
+    const text = await plan({ raw_data: 'solidity,gas' });
+    if (kind === 'sqlite') {
+      expect(text).toContain('SCAN bounties USING COVERING INDEX bounties_raw_data_prefix_idx');
+      expect(text).toContain('SCAN bounties USING INDEX bounties_web3_created_idx');
+      expect(text).not.toContain('TEMP B-TREE');
+    }
+    const res = await t.app.inject('/api/v0.1/bounties/?raw_data=SOLIDITY,gas&limit=100');
+    const body = res.json() as { raw_data?: unknown }[];
+    expect(body.length).toBeGreaterThan(0);
+    const stored = await t.ctx.database.db.selectFrom('bounties').select(['id', 'raw_data']).execute();
+    const expected = stored.filter((b) => b.raw_data !== null && /solidity/i.test(b.raw_data.slice(0, 200)) && /gas/i.test(b.raw_data.slice(0, 200)));
+    expect(res.headers['x-total-count']).toBe(String(expected.length));
+  });
+
+  it('matches raw_data within the first 200 characters of the raw record only (the documented bound)', async () => {
+    const db = t.ctx.database.db;
+    const [first, second] = (await db.selectFrom('bounties').select('id').orderBy('id').limit(2).execute()).map((r) => r.id);
+    await db.updateTable('bounties').set({ raw_data: `{"text":"${'x'.repeat(180)}NeedleA"}` }).where('id', '=', first!).execute();
+    await db.updateTable('bounties').set({ raw_data: `{"text":"${'x'.repeat(200)}NeedleB"}` }).where('id', '=', second!).execute();
+    const found = async (text: string) => ((await t.app.inject(`/api/v0.1/bounties/?raw_data=${text}`)).json() as { pk: number }[]).map((b) => b.pk);
+    expect(await found('needlea')).toEqual([first]);
+    expect(await found('needleb')).toEqual([]);
   });
 });

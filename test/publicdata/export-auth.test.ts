@@ -242,6 +242,26 @@ describe.each(databaseKinds)('grant team login and export credentials on %s', (k
     expect((await withCookie(GRANT1, cookie)).json().meta.api_key._key).toBe(before);
   });
 
+  it('leaves the one-time secret for the next GET when a HEAD with the session comes first', async () => {
+    // Fresh credentials: the next session response is the one that shows the secret.
+    await t.ctx.publicData.exportAuth.resetCredentials('alice');
+    const cookie = await loginAs('alice');
+    const pending = async () =>
+      (await t.ctx.database.db.selectFrom('export_credentials as c').innerJoin('profiles as p', 'p.id', 'c.profile_id').select('c.pending_secret').where('p.handle', '=', 'alice').executeTakeFirstOrThrow())
+        .pending_secret;
+    expect(await pending()).toEqual(expect.any(String));
+    for (const url of [GRANT1, '/grants/v1/api/export_info/grant1_round1.json']) {
+      const head = await t.app.inject({ method: 'HEAD', url, headers: { cookie } });
+      expect(head.statusCode).toBe(200);
+      expect(head.body).toBe('');
+    }
+    expect(await pending()).toEqual(expect.any(String));
+    const first = (await withCookie(GRANT1, cookie)).json();
+    expect(first.meta.api_key).toEqual({ _key: expect.any(String), _secret: expect.any(String) });
+    expect(await pending()).toBeNull();
+    expect((await withCookie(GRANT1, cookie)).json().meta.api_key._secret).toBeNull();
+  });
+
   it('rotates export credentials only by POST: the new secret is shown once, the old pair stops working', async () => {
     const cookie = await loginAs('alice');
     const old = (await withCookie(GRANT1, cookie)).json().meta.api_key._key as string;

@@ -39,13 +39,11 @@ export function scoreRecord(dialect: DialectName): Migration {
         await sql`select setval(pg_get_serial_sequence('stake_events', 'id'), coalesce((select max(id) from stake_events), 0) + 1, false)`.execute(db);
       } else {
         await db.schema.alterTable('stake_events').addColumn('id', 'integer').execute();
+        // One window-function pass (SQLite 3.33+ has UPDATE … FROM), not a count per row.
         await sql`
-          update stake_events set id = (
-            select count(*) from stake_events earlier
-            where earlier.block_number < stake_events.block_number
-               or (earlier.block_number = stake_events.block_number and earlier.log_index < stake_events.log_index)
-               or (earlier.block_number = stake_events.block_number and earlier.log_index = stake_events.log_index and earlier.tx_hash <= stake_events.tx_hash)
-          )
+          update stake_events set id = numbered.n
+          from (select rowid as r, row_number() over (order by block_number, log_index, tx_hash) as n from stake_events) numbered
+          where stake_events.rowid = numbered.r
         `.execute(db);
         await sql`
           create trigger stake_events_number after insert on stake_events when new.id is null

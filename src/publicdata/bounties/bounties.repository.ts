@@ -48,6 +48,18 @@ const NOT_NULL = new Set<BountyOrderColumn>([
  */
 const PREFIX_ORDERED = new Set<BountyOrderColumn>(['raw_data', 'issue_description', 'metadata', 'privacy_preferences']);
 
+/** Characters of long free text an order compares (migration 0010 indexes this prefix). */
+const ORDER_PREFIX_LENGTH = 200;
+
+/** How much of each raw record the `raw_data` filter searches: the order prefix, so its index serves the search. */
+export const RAW_DATA_SEARCHED = ORDER_PREFIX_LENGTH;
+
+/**
+ * `X-Total-Count` counts at most this many matches past the end of the page, then reports
+ * `offset + limit + COUNT_AHEAD` (a lower bound): enough for the next link, at a bounded cost.
+ */
+export const COUNT_AHEAD = 1000;
+
 /** Columns of the case-insensitive substring filters. */
 export type BountyTextColumn = 'experience_level' | 'project_length' | 'bounty_type' | 'bounty_owner_address';
 
@@ -78,14 +90,14 @@ export interface BountyListFilter {
 
 export interface BountyPage {
   rows: BountyRow[];
-  /** Rows matching the filters, before limit and offset. */
+  /** Rows matching the filters, before limit and offset; at most offset + limit + COUNT_AHEAD (see list). */
   total: number;
 }
 
 type Eb = ExpressionBuilder<PublicDataTables, 'bounties'>;
 
 export function bountiesRepository(db: Db, dialect: DialectName) {
-  function filtered(filter: BountyListFilter, now: number) {
+  function filtered(filter: BountyListFilter, now: number, walk = true) {
     let query = db.selectFrom('bounties');
     if (filter.id !== undefined) query = query.where('id', '=', filter.id);
     if (filter.idAfter !== undefined) query = query.where('id', '>', filter.idAfter);
@@ -100,10 +112,12 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     if (filter.standardBountiesIds?.length) query = query.where('standard_bounties_id', 'in', filter.standardBountiesIds);
     for (const names of filter.interested ?? []) query = query.where(people('interested', names));
     if (filter.fulfillers?.length) query = query.where(people('fulfiller', filter.fulfillers));
-    for (const text of filter.rawData ?? []) query = query.where((eb) => containsInsensitive(dialect, eb.ref('raw_data'), text));
+    // A list walks its order index and tests each id against the matches; a count looks the matches up by id.
+    if (filter.rawData?.length) query = query.where(walk ? notIndexed(dialect, 'id') : sql.ref('id'), 'in', rawDataMatches(filter.rawData));
     if (filter.isOpen !== undefined) {
       // The (is_open, web3_created, id) index serves the default order; any other order walks its own index.
-      const isOpen = filter.orderBy === 'web3_created' ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
+      // A count has no order to walk and may use its is_open index.
+      const isOpen = filter.orderBy === 'web3_created' || !walk ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
       // Open = not completed and not past its expiry date; closed is the complement.
       // The expiry is checked on the rows the walk visits: most open bounties are not expired, so its index would not narrow much.
       const expires = notIndexed(dialect, 'expires_date');
@@ -114,6 +128,17 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     return query;
   }
 
+  /**
+   * Ids whose raw record contains every text in its first RAW_DATA_SEARCHED characters: a scan of the
+   * `substr(raw_data, 1, 200)` index (migration 0010), never of the table, whose multi-kilobyte
+   * raw records cost an overflow-page read per row on SQLite.
+   */
+  function rawDataMatches(texts: string[]) {
+    let query = db.selectFrom('bounties').select('id');
+    for (const text of texts) query = query.where(() => containsInsensitive(dialect, orderKey('raw_data'), text));
+    return query;
+  }
+
   function people(role: 'interested' | 'fulfiller', names: string[]) {
     return (eb: Eb) =>
       eb('id', 'in', db.selectFrom('bounty_people').select('bounty_id').where('role', '=', role).where('username_key', 'in', names));
@@ -121,7 +146,7 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
 
   /** The order key of a column: long free text sorts by its prefix, written as in the migration's indexes (a bound parameter would not match them). */
   function orderKey(column: BountyOrderColumn) {
-    return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, 200)` : sql.ref(column);
+    return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, ${sql.lit(ORDER_PREFIX_LENGTH)})` : sql.ref(column);
   }
 
   /** Rows with / without a value in the order column (null, or an empty order key), as a range of its index. */
@@ -138,6 +163,10 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
     return query.selectAll().orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
   }
 
+  function count(query: ReturnType<typeof filtered>): Promise<number> {
+    return query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
+  }
+
   return {
     listQuery,
 
@@ -145,25 +174,30 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
      * One page and the total. Rows without a value in the order column come
      * after all rows with one, in either direction (by id in that direction):
      * a walk of the column's index for the rows with a value, then, when the
-     * page is not full, a walk by id of the rows without one.
+     * page is not full, a walk by id of the rows without one. A page that is not
+     * full gives the total; a full one counts, up to COUNT_AHEAD past its end.
      */
     async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
-      const count = (query: ReturnType<typeof filtered>) =>
-        query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
-      const [rows, total] = await Promise.all([listQuery(filter, now).execute(), count(filtered(filter, now))]);
+      const rows = await listQuery(filter, now).execute();
       const column = filter.orderBy;
-      if (NOT_NULL.has(column) || rows.length === filter.limit || filter.offset + rows.length >= total) return { rows, total };
-      // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
-      const present = rows.length > 0 || filter.offset === 0 ? filter.offset + rows.length : await count(filtered(filter, now).where(hasValue(column, true)));
-      const direction = filter.descending ? 'desc' : 'asc';
-      const absent = await filtered(filter, now)
-        .where(hasValue(column, false))
-        .selectAll()
-        .orderBy('id', direction)
-        .limit(filter.limit - rows.length)
-        .offset(Math.max(0, filter.offset - present))
-        .execute();
-      return { rows: [...rows, ...absent], total };
+      if (!NOT_NULL.has(column) && rows.length < filter.limit) {
+        // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
+        const present = rows.length > 0 || filter.offset === 0 ? filter.offset + rows.length : await count(filtered(filter, now).where(hasValue(column, true)));
+        const direction = filter.descending ? 'desc' : 'asc';
+        const absent = await filtered(filter, now)
+          .where(hasValue(column, false))
+          .selectAll()
+          .orderBy('id', direction)
+          .limit(filter.limit - rows.length)
+          .offset(Math.max(0, filter.offset - present))
+          .execute();
+        rows.push(...absent);
+      }
+      if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) return { rows, total: filter.offset + rows.length };
+      const cap = filter.offset + filter.limit + COUNT_AHEAD;
+      const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(cap).as('matches');
+      const row = await db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      return { rows, total: Number(row.n) };
     },
 
     async get(id: number): Promise<BountyRow | undefined> {

@@ -8,6 +8,14 @@ import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseS
 /** Most comma-separated alternatives one filter takes. */
 export const MAX_ALTERNATIVES = 50;
 
+/**
+ * The substring filters run a LIKE per alternative on every row a list visits (all rows when few
+ * match): their alternatives together are bounded, and `raw_data` takes a few short texts.
+ */
+export const MAX_SUBSTRING_ALTERNATIVES = 10;
+export const MAX_RAW_DATA_VALUES = 3;
+export const MAX_RAW_DATA_LENGTH = 64;
+
 /** The query of `GET /api/v0.1/bounties/` after schema validation. */
 export interface BountyListQuery {
   experience_level?: string;
@@ -157,13 +165,24 @@ function parseOrderBy(raw: string | undefined): { orderBy: BountyOrderColumn; de
 /** Turns the validated query into the repository filter; a bad value is a 400 `invalid_parameter`. */
 export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
   checkPaging(query);
+  const lower = (v: string) => v.toLowerCase();
   const contains: Partial<Record<BountyTextColumn, string[]>> = {};
   for (const column of ['experience_level', 'project_length', 'bounty_type', 'bounty_owner_address'] as const) {
     const values = alternatives(column, query[column], (v) => v.toLowerCase());
     if (values.length > 0) contains[column] = values;
   }
+  const substrings = Object.values(contains).reduce((n, values) => n + values.length, 0);
+  if (substrings > MAX_SUBSTRING_ALTERNATIVES) {
+    throw new AppError(
+      'invalid_parameter',
+      `experience_level, project_length, bounty_type and bounty_owner_address take at most ${MAX_SUBSTRING_ALTERNATIVES} comma-separated values together.`,
+    );
+  }
+  const rawData = alternatives('raw_data', query.raw_data, lower);
+  if (rawData.length > MAX_RAW_DATA_VALUES || rawData.some((text) => text.length > MAX_RAW_DATA_LENGTH)) {
+    throw new AppError('invalid_parameter', `raw_data takes at most ${MAX_RAW_DATA_VALUES} comma-separated values of at most ${MAX_RAW_DATA_LENGTH} characters each.`);
+  }
   const githubUrls = alternatives('github_url', query.github_url);
-  const lower = (v: string) => v.toLowerCase();
   const interested = [query.started, query.interested_github_username]
     .map((raw, i) => alternatives(i === 0 ? 'started' : 'interested_github_username', raw, lower))
     .filter((names) => names.length > 0);
@@ -179,7 +198,7 @@ export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
     ...listed('standardBountiesIds', integers('standard_bounties_id', query.standard_bounties_id)),
     ...(interested.length > 0 ? { interested } : {}),
     ...listed('fulfillers', alternatives('fulfiller_github_username', query.fulfiller_github_username, lower)),
-    ...listed('rawData', alternatives('raw_data', query.raw_data, lower)),
+    ...listed('rawData', rawData),
     ...(query.is_open !== undefined ? { isOpen: parseIsOpen(query.is_open) } : {}),
     ...parseOrderBy(query.order_by),
     limit: query.limit,

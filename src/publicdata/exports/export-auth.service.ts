@@ -95,11 +95,15 @@ export function exportAuthService(credentials: ExportCredentialsRepository, cloc
       await credentials.insertIfAbsent({ ...newPair(secret), profile_id: profileId, created_at: clock(), last_used_at: null, pending_secret: secret });
     },
 
-    /** `meta.api_key` of a session response: the secret only in the first one after creation; null without credentials. Never creates. */
-    async credentialsFor(profileId: number): Promise<IssuedCredentials | null> {
+    /**
+     * `meta.api_key` of a session response: the secret only in the first GET after creation; null
+     * without credentials. Never creates. `takeSecret` is false for HEAD (Fastify runs the GET
+     * handler for it): a response whose body nobody reads must not use up the one-time secret.
+     */
+    async credentialsFor(profileId: number, takeSecret: boolean): Promise<IssuedCredentials | null> {
       const existing = await credentials.findByProfile(profileId);
       if (!existing) return null;
-      return { _key: existing.api_key, _secret: await credentials.takePendingSecret(existing.id) };
+      return { _key: existing.api_key, _secret: takeSecret ? await credentials.takePendingSecret(existing.id) : null };
     },
 
     /** New key and secret for the profile (POST); the old pair stops working at once. The secret is returned, never stored. */

@@ -78,10 +78,10 @@ export function exportService(repo: ExportsRepository, auth: ExportAuthService, 
   }
 
   /** A session call also gets the caller's `_key`/`_secret` in `meta.api_key`. */
-  async function forCaller(caller: ExportCaller, document: CachedDocument): Promise<CachedDocument> {
+  async function forCaller(caller: ExportCaller, document: CachedDocument, takeSecret: boolean): Promise<CachedDocument> {
     if (caller.via !== 'session' || caller.profileId === null) return document;
     const value = JSON.parse(document.body) as { meta: ExportMeta };
-    const issued = await auth.credentialsFor(caller.profileId);
+    const issued = await auth.credentialsFor(caller.profileId, takeSecret);
     if (issued !== null) value.meta.api_key = issued;
     return toDocument(value, document.builtAt);
   }
@@ -102,14 +102,14 @@ export function exportService(repo: ExportsRepository, auth: ExportAuthService, 
     },
 
     /** A grant's (or a grant's round's) contributor addresses, for its team. */
-    async grantAddresses(caller: ExportCaller, grant: number, round: number | null): Promise<CachedDocument> {
+    async grantAddresses(caller: ExportCaller, grant: number, round: number | null, takeSecret: boolean): Promise<CachedDocument> {
       await authorise(caller, grant, round);
       const document = await addressDocument(`${cachePrefix.exports}grant:${grant}:round:${round ?? '*'}`, grant, round);
-      return forCaller(caller, document);
+      return forCaller(caller, document, takeSecret);
     },
 
     /** Contributor social info of a grant's round, for its team; anonymized contributions show no handle or picture. */
-    async contributorInfo(caller: ExportCaller, grant: number, round: number): Promise<CachedDocument> {
+    async contributorInfo(caller: ExportCaller, grant: number, round: number, takeSecret: boolean): Promise<CachedDocument> {
       await authorise(caller, grant, round);
       const document = await cache.document(`${cachePrefix.exports}info:${grant}:round:${round}`, async () => {
         const rows = await repo.contributorInfo(grant, round);
@@ -120,7 +120,7 @@ export function exportService(repo: ExportsRepository, auth: ExportAuthService, 
         );
         return { meta: meta(contributors.length, round, grant), contributors };
       });
-      return forCaller(caller, document);
+      return forCaller(caller, document, takeSecret);
     },
   };
 }

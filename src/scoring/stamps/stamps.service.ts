@@ -60,18 +60,14 @@ export function stampService(
 
 
     /**
-     * Verifies each credential and keeps the good ones. A credential must have
+     * Verifies each credential and keeps the good ones. Every per-credential limit applies; the
+     * per-request count does not: the file is the operator's own, and it is worked through one
+     * credential at a time, so its length bounds only how long the command runs. A credential must have
      * a valid proof from a trusted issuer, be unexpired, and (in the
      * `{address, credentials}` form) be about that address.
      */
     async importCredentials(document: unknown): Promise<ImportReport> {
       const entries = entriesOf(document);
-      if (entries.length > intake.maxStamps) {
-        throw new AppError(
-          'invalid_request',
-          `The file holds ${entries.length} credentials; at most ${intake.maxStamps} (MAX_STAMPS_PER_REQUEST) are imported at once: split it.`,
-        );
-      }
       const trusted = await issuers.current();
       const report: ImportReport = { stored: 0, unchanged: 0, rejected: 0, results: [] };
       for (const entry of entries) {

@@ -121,4 +121,18 @@ describe.each(databaseKinds)('per-client-address budget of the keyless stake eve
     // Spending this budget leaves the API-key routes alone: they still want a key, not a rest.
     expect((await t.app.inject({ url: `/registry/gtc-stake/${alice}`, remoteAddress: '198.51.100.7' })).statusCode).toBe(401);
   });
+
+  it('counts a whole IPv6 /64 as one address, and an IPv4-mapped address as its IPv4 address', async () => {
+    const url = `/registry/gtc-stake/${alice}/1`;
+    // Three addresses of one /64: one budget of 3.
+    for (const address of ['2001:db8:5:6::1', '2001:db8:5:6:ffff::2', '2001:db8:5:6:a:b:c:d']) {
+      expect((await t.app.inject({ url, remoteAddress: address })).statusCode).toBe(200);
+    }
+    expect((await t.app.inject({ url, remoteAddress: '2001:db8:5:6::99' })).statusCode).toBe(429);
+    // The next /64 has its own.
+    expect((await t.app.inject({ url, remoteAddress: '2001:db8:5:7::1' })).statusCode).toBe(200);
+    // An IPv4 client seen through a dual-stack socket spends its IPv4 budget.
+    for (let i = 0; i < 3; i++) expect((await t.app.inject({ url, remoteAddress: '198.51.100.20' })).statusCode).toBe(200);
+    expect((await t.app.inject({ url, remoteAddress: '::ffff:198.51.100.20' })).statusCode).toBe(429);
+  });
 });

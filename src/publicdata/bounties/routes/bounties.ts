@@ -6,14 +6,15 @@ import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { Integer, LimitSchema } from '../../../http/schemas.js';
 import { MAX_ID, MAX_OFFSET } from '../../values.js';
-import { type BountyListQuery, MAX_ALTERNATIVES } from '../bounties.service.js';
+import { type BountyListQuery, MAX_ALTERNATIVES, MAX_RAW_DATA_LENGTH, MAX_RAW_DATA_VALUES, MAX_SUBSTRING_ALTERNATIVES } from '../bounties.service.js';
+import { COUNT_AHEAD, RAW_DATA_SEARCHED } from '../bounties.repository.js';
 import { BOUNTY_ORDER_FIELDS } from '../bounty-order.js';
 import type { CachedDocument } from '../../cache.js';
 import { BountySchema, PublicOffsetSchema, QueryText } from '../../schemas.js';
 import { baseUrlOf, sendDocument } from '../../routes/http-cache.js';
 
 const TextFilter = (what: string) =>
-  QueryText(2000, `${what}: case-insensitive substring; a comma separates alternatives (any of them, at most ${MAX_ALTERNATIVES}).`);
+  QueryText(2000, `${what}: case-insensitive substring; a comma separates alternatives (any of them; at most ${MAX_SUBSTRING_ALTERNATIVES} across experience_level, project_length, bounty_type and bounty_owner_address).`);
 const AnyOf = (maxLength: number, what: string) => QueryText(maxLength, `${what}; a comma separates alternatives (any of them, at most ${MAX_ALTERNATIVES}).`);
 
 const Query = Type.Object({
@@ -35,7 +36,10 @@ const Query = Type.Object({
   interested_github_username: Type.Optional(AnyOf(2000, 'Platform username among the interested workers, any case')),
   fulfiller_github_username: Type.Optional(AnyOf(2000, 'Platform username among the fulfillers, any case')),
   raw_data: Type.Optional(
-    QueryText(2000, `Case-insensitive substring of the imported raw record; comma-separated substrings must all match (at most ${MAX_ALTERNATIVES}).`),
+    QueryText(
+      2000,
+      `Case-insensitive substring of the first ${RAW_DATA_SEARCHED} characters of the imported raw record; comma-separated substrings must all match (at most ${MAX_RAW_DATA_VALUES}, each at most ${MAX_RAW_DATA_LENGTH} characters).`,
+    ),
   ),
   order_by: Type.Optional(
     QueryText(
@@ -51,7 +55,9 @@ const Query = Type.Object({
 
 /** Response headers of the list, as the OpenAPI document shows them (name → schema). */
 const ListHeaders = {
-  'x-total-count': Type.Integer({ description: 'Bounties matching the filters, before limit and offset.' }),
+  'x-total-count': Type.Integer({
+    description: `Bounties matching the filters, before limit and offset: exact up to ${COUNT_AHEAD} past the end of the page, else offset + limit + ${COUNT_AHEAD}.`,
+  }),
   link: Type.String({ description: '`<absolute URL>; rel="next"` when more bounties follow (same query, next offset); absent on the last page.' }),
 };
 

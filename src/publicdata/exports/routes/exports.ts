@@ -20,6 +20,9 @@ const NO_SUCH_FILE = 'There is no such export file; the file names are listed at
 
 const File = (description: string) => Type.Object({ file: Type.String({ maxLength: 100, description }) });
 
+/** Only a GET hands out the one-time secret; a HEAD (answered by the same handler) leaves it for the next GET. */
+const takesSecret = (request: { method: string }) => request.method === 'GET';
+
 /** `/grants/grants.json`, `/grants/v1/api/export_addresses/<file>` and `/grants/v1/api/export_info/<file>`. */
 export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
   const app = typed(instance);
@@ -67,7 +70,7 @@ export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
       if (!file) throw new AppError('not_found', NO_SUCH_FILE);
       if (file.kind === 'all') return sendDocument(ctx, request, reply, await exportsOf().allAddresses());
       if (file.kind === 'round') return sendDocument(ctx, request, reply, await exportsOf().roundAddresses(file.round));
-      const document = await exportsOf().grantAddresses(await caller(request), file.grant, file.round);
+      const document = await exportsOf().grantAddresses(await caller(request), file.grant, file.round, takesSecret(request));
       return sendDocument(ctx, request, reply, document, 'private');
     },
   );
@@ -90,7 +93,7 @@ export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const file = parseInfoExportFile(request.params.file);
       if (!file) throw new AppError('not_found', NO_SUCH_FILE);
-      const document = await exportsOf().contributorInfo(await caller(request), file.grant, file.round);
+      const document = await exportsOf().contributorInfo(await caller(request), file.grant, file.round, takesSecret(request));
       return sendDocument(ctx, request, reply, document, 'private');
     },
   );

@@ -8,6 +8,7 @@ import type { Metrics } from '../../../metrics.js';
 import { registerRateLimit } from '../../../http/rate-limit.js';
 import { Deleted, SignInBody, SiweNonce, WalletSessionBody, WalletStamps, WriteReport, stampBodies } from './wallet.schemas.js';
 import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
+import { clientAddressKey } from '../../../http/client-address.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,7 +75,7 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
   await registerRateLimit(app, {
     hook: 'onRequest',
     windowMs,
-    key: (request) => (request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${request.ip}`),
+    key: (request) => (request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${clientAddressKey(request.ip)}`),
     max: (request) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
     message: (limit, retryIn) => `Rate limit of ${limit} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${retryIn}.`,
     redis: ctx.redis,

@@ -1,0 +1,45 @@
+import { sql } from 'kysely';
+import { describe, expect, inject, it } from 'vitest';
+import { openDatabase } from '../../src/db/connection.js';
+import { isDatabaseUnavailable } from '../../src/db/availability.js';
+import { createTestDatabase } from '../helpers/databases.js';
+
+// Only PostgreSQL has a pool to wait for (SQLite uses one in-process connection and its lock wait
+// is the query timeout, unchanged).
+describe.runIf(inject('postgresUrl'))('the PostgreSQL pool', () => {
+  it('fails a query that waits for a free connection after the connect timeout, not the query timeout', async () => {
+    const test = await createTestDatabase('postgres');
+    const database = openDatabase(test.url, { poolSize: 1, connectTimeoutMs: 300, queryTimeoutMs: 4000 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      // A transaction holds the only connection until released.
+      let started!: () => void;
+      const inside = new Promise<void>((resolve) => (started = resolve));
+      const transaction = database.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        started();
+        await held;
+      });
+      await inside;
+      const before = performance.now();
+      const error = await sql`select 1`.execute(database.db).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      const waitedMs = performance.now() - before;
+      expect(error).not.toBeNull();
+      expect(isDatabaseUnavailable(error)).toBe(true); // answered 503 database_unavailable
+      expect(waitedMs).toBeGreaterThanOrEqual(250);
+      expect(waitedMs).toBeLessThan(2500); // well below the 4 s query timeout
+      release();
+      await transaction;
+      // The pool is usable again once the connection is back.
+      expect((await sql<{ one: number }>`select 1 as one`.execute(database.db)).rows).toEqual([{ one: 1 }]);
+    } finally {
+      release();
+      await database.close();
+      await test.drop();
+    }
+  });
+});
