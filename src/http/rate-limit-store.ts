@@ -98,7 +98,7 @@ export const REDIS_PROBE_INTERVAL_MS = 1000;
  * counting while Redis is unreachable (one warning per outage for the whole process, see
  * RedisWatch), returning to Redis by itself once it answers again.
  *
- * Once a command has failed the store counts locally at once: a hung Redis (stopped, not closed)
+ * Once two commands in a row have failed the store counts locally at once: a hung Redis (stopped, not closed)
  * keeps its TCP connection, so ioredis never reconnects and every command would wait out its
  * timeout. One background probe at most every REDIS_PROBE_INTERVAL_MS (or the client's next
  * `ready`) decides when to go back; no request ever waits for it.
@@ -111,6 +111,7 @@ export function resilientRateLimitStore(
 ) {
   const local = new WindowCounters();
   let lost = false;
+  let failuresInARow = 0;
   let nextProbeAt = 0;
   let probing = false;
 
@@ -124,8 +125,17 @@ export function resilientRateLimitStore(
     nextProbeAt = Date.now() + probeIntervalMs;
   }
 
+  // One slow answer on a busy machine is not an outage: only that request counts locally, so
+  // budgets shared by several processes stay shared. A second failure in a row is.
+  function commandFailed(error: Error): void {
+    failuresInARow += 1;
+    if (failuresInARow >= 2) markLost(error);
+    else watch?.lost(error);
+  }
+
   function markBack(): void {
     lost = false;
+    failuresInARow = 0;
     watch?.back();
   }
 
@@ -142,6 +152,7 @@ export function resilientRateLimitStore(
 
   redis?.on('ready', () => {
     lost = false;
+    failuresInARow = 0;
   });
 
   return class ResilientStore {
@@ -159,11 +170,12 @@ export function resilientRateLimitStore(
         .eval(incrScript, 1, `${prefix}${key}`, windowMs)
         .then((reply) => {
           const [current, ttl] = reply as [number, number];
+          failuresInARow = 0;
           watch?.back();
           callback(null, { current, ttl });
         })
         .catch((error: Error) => {
-          markLost(error);
+          commandFailed(error);
           callback(null, incrLocal(key, windowMs));
         });
     }
