@@ -155,7 +155,7 @@ async function settle(target: RunningTarget): Promise<TargetCheck> {
 async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo | null }> {
   const records: CaseRecord[] = [];
   let info: TargetInfo | null = null;
-  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties');
+  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties' || c === 'v2-score');
   if (sharedCases.length > 0) {
     const profiled = sharedCases.find((c) => c === settings.profileCase);
     const target = await launch(spec, `stampgate-${database}`, profiled ? windowName(profiled, database) : null);
@@ -186,6 +186,22 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
         records.push({ ...record, after: await settle(target) });
       }
       if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
+      if (wanted.includes('v2-score')) {
+        // The addresses were scored when primed: each request scores again from the stored,
+        // verified stamps, finds nothing changed and writes nothing.
+        const record = await measure(target, 'v2-score', database, {
+          method: 'GET',
+          headers,
+          path: (n) => `/v2/stamps/${scorerId}/score/${pick(n)}`,
+          checkBody: (body) => {
+            const score = JSON.parse(body) as { score?: unknown; error?: unknown; stamps?: Record<string, unknown> };
+            if (score.error !== null) return `error ${String(score.error)}`;
+            if (score.score !== spec.expectedRawScore) return `score ${String(score.score)}`;
+            return Object.keys(score.stamps ?? {}).length === 20 ? null : 'not 20 stamps';
+          },
+        });
+        records.push({ ...record, after: await settle(target) });
+      }
     } finally {
       await target.stop();
     }
