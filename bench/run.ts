@@ -37,6 +37,7 @@ import { type MachineUsage, machineMeter } from './machine.js';
 import { type BenchSettings, type CaseName, parseSettings, UsageError, usageText } from './options.js';
 import { benchProfileText } from './profile-summary.js';
 import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
+import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
@@ -187,19 +188,7 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
       }
       if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
       if (wanted.includes('v2-score')) {
-        // The addresses were scored when primed: each request scores again from the stored,
-        // verified stamps, finds nothing changed and writes nothing.
-        const record = await measure(target, 'v2-score', database, {
-          method: 'GET',
-          headers,
-          path: (n) => `/v2/stamps/${scorerId}/score/${pick(n)}`,
-          checkBody: (body) => {
-            const score = JSON.parse(body) as { score?: unknown; error?: unknown; stamps?: Record<string, unknown> };
-            if (score.error !== null) return `error ${String(score.error)}`;
-            if (score.score !== spec.expectedRawScore) return `score ${String(score.score)}`;
-            return Object.keys(score.stamps ?? {}).length === 20 ? null : 'not 20 stamps';
-          },
-        });
+        const record = await measure(target, 'v2-score', database, v2ScoreLoad(apiKey, scorerId, pick, spec.expectedRawScore));
         records.push({ ...record, after: await settle(target) });
       }
     } finally {
