@@ -1,4 +1,4 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 
 /**
  * The one place where SQLite and PostgreSQL differ. Everything else (schema,
@@ -63,4 +63,15 @@ export function containsInsensitive(dialect: DialectName, column: Expression<unk
  */
 export function notIndexed(dialect: DialectName, column: string): RawBuilder<unknown> {
   return dialect === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
+}
+
+/**
+ * Takes a lock that lasts until the end of the current transaction, without waiting: true when it was
+ * taken. PostgreSQL uses an advisory transaction lock on `key`; on SQLite a write transaction
+ * (BEGIN IMMEDIATE) already excludes every other writer, so it is always true there.
+ */
+export async function tryTransactionLock(dialect: DialectName, trx: Kysely<any>, key: number): Promise<boolean> {
+  if (dialect !== 'postgres') return true;
+  const result = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${key}) as locked`.execute(trx);
+  return result.rows[0]?.locked === true;
 }
