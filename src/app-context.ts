@@ -28,12 +28,15 @@ import { stampsRepository } from './scoring/stamps/stamps.repository.js';
 import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
+import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
   log?: Pick<FastifyBaseLogger, 'warn' | 'info'>;
   /** This process serves HTTP and needs the shared rate-limit store. */
   http?: boolean;
+  /** Clock, jitter and DNS of the webhook worker (tests). */
+  webhooks?: Omit<WebhookServicesOptions, 'accounts'>;
 }
 
 const silentLog = { warn: () => {}, info: () => {} };
@@ -118,6 +121,9 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
+  const webhooks = await createWebhookServices(config, database, { accounts, ...options.webhooks });
+  // A settled job may have appended a score event: this process's webhook worker looks at once.
+  worker.on('settled', () => webhooks.worker.notify());
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   return {
     config,
@@ -135,6 +141,7 @@ export async function createAppContext(config: Config, database: Database, optio
     async close(): Promise<void> {
       await scores.drain();
       await worker.stop();
+      await webhooks.worker.stop();
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -152,6 +159,7 @@ export async function createAppContext(config: Config, database: Database, optio
     jobs,
     worker,
     scores,
+    webhooks,
   };
 }
 

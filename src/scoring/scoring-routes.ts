@@ -8,6 +8,7 @@ import { stakeRoutes } from '../staking/routes/stake.js';
 import { stampsRoutes } from './stamps/routes/stamps.js';
 import { signingMessageRoute } from './scores/routes/signing-message.js';
 import { submitPassportRoute } from './scores/routes/submit-passport.js';
+import { webhookRoutes } from '../webhooks/routes/webhooks.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
@@ -24,4 +25,5 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   scoreRoutes(app, ctx);
   stakeRoutes(app, ctx);
   stampsRoutes(app, ctx);
+  webhookRoutes(app, ctx);
 }

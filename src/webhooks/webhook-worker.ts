@@ -239,3 +239,16 @@ export class WebhookWorker extends EventEmitter {
     }
   }
 }
+
+interface WorkerLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Log lines of the webhook worker: debug per attempt, a warning per fault (a database outage is logged elsewhere, once). */
+export function logWebhookWorkerEvents(worker: WebhookWorker, log: WorkerLog, isOutage: (error: unknown) => boolean = () => false): void {
+  worker.on('attempt', (attempt: AttemptEvent) => log.debug({ owner: worker.owner, ...attempt }, 'webhook attempt'));
+  worker.on('failure', (error: Error) => {
+    if (!isOutage(error)) log.warn({ owner: worker.owner, err: error?.message }, 'webhook worker step failed');
+  });
+}
