@@ -26,6 +26,7 @@ export const titles: Record<CaseName, string> = {
   submit: 'POST submit (20 stamps)',
   bounties: 'GET bounties (10k, 2 filters + order)',
   'bounties-uncached': 'GET bounties, cache off (every request queries)',
+  webhooks: 'webhook deliveries to a loopback receiver',
 };
 
 export interface Derived {

@@ -11,6 +11,8 @@
  *            as served by default (the response cache on: after the first request, cache hits)
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
+ *   webhooks deliveries per second from a webhook worker to a receiver on loopback (in this
+ *            process; bench/webhook-delivery.ts), reported beside the table
  *
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
@@ -40,6 +42,7 @@ import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } f
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
+import { runWebhookDeliveryBench, type WebhookBenchResult, webhookBenchLine } from './webhook-delivery.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -235,6 +238,7 @@ async function main(): Promise<number> {
   const records: CaseRecord[] = [];
   const setupInfo: Record<string, unknown> = {};
   let postgresNote: string | null = null;
+  const webhookRuns: WebhookBenchResult[] = [];
 
   const interrupt = () => {
     console.error('\ninterrupted; cleaning up');
@@ -264,7 +268,7 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling'> => c !== 'ceiling');
+    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling' | 'webhooks'> => c !== 'ceiling' && c !== 'webhooks');
     if (settings.cases.includes('ceiling')) records.push(await runCeiling());
 
     if (stampCases.length > 0) {
@@ -313,6 +317,14 @@ async function main(): Promise<number> {
         }
       }
     }
+    if (settings.cases.includes('webhooks')) {
+      for (const database of settings.databases) {
+        console.log(`webhooks-${database}: measuring (load average ${loadText()})`);
+        const run = await runWebhookDeliveryBench(database, settings.postgresUrl);
+        if ('unreachable' in run) console.log(`webhooks-${database}: PostgreSQL unreachable (${run.unreachable})`);
+        else webhookRuns.push(run);
+      }
+    }
   } catch (error) {
     problems.push(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
@@ -323,6 +335,8 @@ async function main(): Promise<number> {
   console.log('');
   console.log(resultsTable(records));
   console.log('');
+  for (const run of webhookRuns) console.log(webhookBenchLine(run));
+  if (webhookRuns.length > 0) console.log('');
 
   // Issue 17's targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
@@ -368,6 +382,7 @@ async function main(): Promise<number> {
           after: r.after,
           profiled: r.profiled,
         })),
+        webhooks: webhookRuns,
         profiles,
         targets: targetResults,
         problems,
