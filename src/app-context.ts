@@ -21,6 +21,7 @@ import { scoringJobsRepository } from './scoring/jobs/scoring-jobs.repository.js
 import { type JobSettled, ScoringWorker } from './scoring/jobs/scoring-worker.js';
 import { scoreService } from './scoring/scores/scores.service.js';
 import { scoresRepository } from './scoring/scores/scores.repository.js';
+import { createV2Services } from './scoring/scores/v2-services.js';
 import { submissionService } from './scoring/scores/submission.service.js';
 import { stampPageService } from './scoring/stamps/stamp-pages.service.js';
 import { stampService } from './scoring/stamps/stamps.service.js';
@@ -36,7 +37,7 @@ export interface ContextOptions {
   /** This process serves HTTP and needs the shared rate-limit store. */
   http?: boolean;
   /** Clock, jitter and DNS of the webhook worker (tests). */
-  webhooks?: Omit<WebhookServicesOptions, 'accounts'>;
+  webhooks?: Omit<WebhookServicesOptions, 'accounts' | 'appendScoreEvent'>;
 }
 
 const silentLog = { warn: () => {}, info: () => {} };
@@ -78,7 +79,8 @@ export async function createAppContext(config: Config, database: Database, optio
     maxValues: config.credentialMaxValues,
   };
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
-  const jobs = scoringJobsRepository(database);
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts });
+  const jobs = scoringJobsRepository(database, v2.events);
   const worker = new ScoringWorker(
     jobs,
     (scorerId, address, now) => scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now),
@@ -121,7 +123,7 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
-  const webhooks = await createWebhookServices(config, database, { accounts, ...options.webhooks });
+  const webhooks = await createWebhookServices(config, database, { accounts, appendScoreEvent: v2.events.appendScoreEvent, ...options.webhooks });
   // A settled job may have appended a score event: this process's webhook worker looks at once.
   worker.on('settled', () => webhooks.worker.notify());
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
@@ -159,6 +161,7 @@ export async function createAppContext(config: Config, database: Database, optio
     jobs,
     worker,
     scores,
+    v2,
     webhooks,
   };
 }

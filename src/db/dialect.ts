@@ -75,3 +75,16 @@ export async function tryTransactionLock(dialect: DialectName, trx: Kysely<any>,
   const result = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${key}) as locked`.execute(trx);
   return result.rows[0]?.locked === true;
 }
+
+/** First key of the score event log's advisory locks (the second is the scorer id). */
+const SCORE_EVENT_LOCK_SPACE = 0x5e0e;
+
+/**
+ * Serialises the appends to one scorer's score event log until the transaction ends, so that its
+ * event ids commit in id order: a reader paging by `after=<event_id>` could otherwise pass a lower
+ * id that commits later. PostgreSQL takes a transaction-scoped advisory lock; SQLite has one
+ * writer at a time and needs nothing.
+ */
+export async function lockScoreEventLog(dialect: DialectName, db: Kysely<any>, scorerId: number): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SCORE_EVENT_LOCK_SPACE}::int, ${scorerId}::int)`.execute(db);
+}

@@ -9,6 +9,7 @@ import { stampsRoutes } from './stamps/routes/stamps.js';
 import { signingMessageRoute } from './scores/routes/signing-message.js';
 import { submitPassportRoute } from './scores/routes/submit-passport.js';
 import { webhookRoutes } from '../webhooks/routes/webhooks.js';
+import { eventFeedRoutes } from '../webhooks/routes/events.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
@@ -26,4 +27,5 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   stakeRoutes(app, ctx);
   stampsRoutes(app, ctx);
   webhookRoutes(app, ctx);
+  eventFeedRoutes(app, ctx);
 }

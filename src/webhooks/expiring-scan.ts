@@ -1,6 +1,7 @@
 import { type Database, type Db, writeTransaction } from '../db/connection.js';
+import type { NewScoreEvent } from '../scoring/scores/score-events.repository.js';
 
-export type AppendScoreEvent = (trx: Db, event: import('../scoring/scores/score-events.repository.js').NewScoreEvent) => Promise<number>;
+export type AppendScoreEvent = (trx: Db, event: NewScoreEvent) => Promise<number>;
 
 const SCAN_BATCH = 200;
 
@@ -50,11 +51,11 @@ export function expiringScan(database: Database, appendScoreEvent: AppendScoreEv
             type: 'score.expiring',
             scorer_id: score.scorer_id,
             address: score.address,
-            status: score.status,
+            status: 'DONE',
             score: score.score,
-            raw_score: score.raw_score,
-            passing: score.passing,
-            threshold: score.threshold,
+            raw_score: score.raw_score ?? null,
+            passing: Number(score.passing ?? 0),
+            threshold: score.threshold ?? null,
             evidence: score.evidence,
             stamps: score.stamps ?? '{}',
             expiration_date: expiry,

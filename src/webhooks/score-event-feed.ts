@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Database, Db } from '../db/connection.js';
-import type { ScoreEventsTable } from '../db/tables.js';
+import type { ScoreEventsTable, ScoreEventType } from '../db/tables.js';
 import { AppError } from '../errors.js';
 import type { AccountService } from '../scoring/accounts/accounts.service.js';
 import { eventToV2Score, type V2Score } from '../scoring/scores/v2-scores.service.js';
@@ -9,11 +9,11 @@ import { formatScoringTimestamp } from '../scoring/timestamps.js';
 type ScoreEventRow = Selectable<ScoreEventsTable>;
 
 /** The body of a webhook and the `data` of a feed item: the v2 score object plus scorer_id, event_id and type. */
-export type ScoreEventPayload = V2Score & { scorer_id: number; event_id: string; type: string };
+export type ScoreEventPayload = V2Score & { scorer_id: number; event_id: string; type: ScoreEventType };
 
 export interface FeedItem {
   event_id: string;
-  type: string;
+  type: ScoreEventType;
   created_at: string;
   data: ScoreEventPayload;
 }

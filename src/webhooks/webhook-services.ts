@@ -7,9 +7,13 @@ import { webhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { derivedWebhookSecrets, loadOrCreateWebhookKey } from './webhook-secrets.js';
 import { WebhookWorker } from './webhook-worker.js';
 import { webhookService } from './webhooks.service.js';
+import { type AppendScoreEvent, expiringScan } from './expiring-scan.js';
+import { eventFeedService, scoreEventFeed } from './score-event-feed.js';
 
 export interface WebhookServicesOptions {
   accounts: AccountService;
+  /** The score event log's one insert (score.expiring events go through it too). */
+  appendScoreEvent: AppendScoreEvent;
   /** Scheduling clock of the worker and the services (tests drive it); the system clock otherwise. */
   clock?: () => number;
   random?: () => number;
@@ -36,12 +40,13 @@ export async function createWebhookServices(config: Config, database: Database, 
     resolve: options.resolve,
     clock: options.clock,
   });
+  const feed = scoreEventFeed(database);
   const worker = new WebhookWorker(
     {
       queue,
       secrets,
-      // Replaced when the score event log is merged: the payload of a stored event.
-      loadPayload: async () => null,
+      loadPayload: (eventId) => feed.payload(eventId),
+      scanExpiring: expiringScan(database, options.appendScoreEvent, config.webhookExpiringLeadHours * 3_600_000),
       clock: options.clock,
       random: options.random,
     },
@@ -55,7 +60,7 @@ export async function createWebhookServices(config: Config, database: Database, 
       resolve: options.resolve,
     },
   );
-  return { configured: secrets !== null, endpoints, queue, worker };
+  return { configured: secrets !== null, endpoints, feed: eventFeedService(feed, options.accounts), queue, worker };
 }
 
 export type WebhookServices = Awaited<ReturnType<typeof createWebhookServices>>;
