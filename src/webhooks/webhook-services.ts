@@ -34,6 +34,7 @@ export async function createWebhookServices(config: Config, database: Database, 
   const queue = deliveryQueueRepository(database);
   const endpoints = webhookService(webhookEndpointsRepository(database), options.accounts, secrets, {
     maxPerScorer: config.webhookMaxPerScorer,
+    checkTimeoutMs: Math.min(config.webhookTimeoutMs, 5000),
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     production,
     rotationGraceMs: config.webhookRotationGraceHours * 3_600_000,

@@ -14,6 +14,8 @@ import type {
 
 export interface WebhookServiceOptions {
   maxPerScorer: number;
+  /** Bound of the registration's DNS check (the request must not wait on a slow resolver for long). */
+  checkTimeoutMs: number;
   allowPrivateTargets: boolean;
   production: boolean;
   rotationGraceMs: number;
@@ -37,6 +39,27 @@ function refusalSentence(refusal: TargetRefusal): string {
       return `The host ${refusal.host} of the webhook url does not resolve.`;
     case 'forbidden_address':
       return `The host ${refusal.host} of the webhook url resolves to a ${refusal.kind.replace('_', '-')} address, which webhooks may not call.`;
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url.slice(0, 100);
+  }
+}
+
+/** `work`, or `fallback` once `ms` have passed. */
+async function withDeadline<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -78,11 +101,15 @@ export function webhookService(
     async register(accountId: number, scorerId: number, input: RegisterWebhookInput): Promise<CreatedWebhook> {
       const keys = requireSecrets();
       const scorer = await accounts.scorerOfAccount(scorerId, accountId);
-      const check = await checkWebhookTarget(input.url, {
-        production: options.production,
-        allowPrivateTargets: options.allowPrivateTargets,
-        resolve: options.resolve,
-      });
+      const check = await withDeadline(
+        checkWebhookTarget(input.url, {
+          production: options.production,
+          allowPrivateTargets: options.allowPrivateTargets,
+          resolve: options.resolve,
+        }),
+        options.checkTimeoutMs,
+        { ok: false, refusal: { reason: 'unresolvable_host', host: hostOf(input.url) } },
+      );
       if (!check.ok) throw new AppError('invalid_webhook_url', refusalSentence(check.refusal));
       const row = await endpoints.insertWithin(options.maxPerScorer, {
         accountId,

@@ -135,6 +135,21 @@ describe.each(databaseKinds)('webhook endpoint routes on %s', (kind) => {
     expect((await call('GET', `/v2/scorers/${scorerId}/webhooks`)).json().items).toHaveLength(2);
   });
 
+  it('documents every webhook and feed route under the v2 tag, with a receiver example', async () => {
+    const spec = (await t.app.inject('/openapi.json')).json();
+    const ops = [
+      ['/v2/scorers/{scorer_id}/webhooks', 'post'],
+      ['/v2/scorers/{scorer_id}/webhooks', 'get'],
+      ['/v2/webhooks/{id}', 'delete'],
+      ['/v2/webhooks/{id}/rotate-secret', 'post'],
+      ['/v2/webhooks/{id}/deliveries', 'get'],
+      ['/v2/webhooks/{id}/deliveries/{delivery_id}/retry', 'post'],
+      ['/v2/scorers/{scorer_id}/events', 'get'],
+    ] as const;
+    for (const [path, method] of ops) expect(spec.paths[path]?.[method]?.tags, `${method} ${path}`).toEqual(['v2']);
+    expect(spec.paths['/v2/scorers/{scorer_id}/webhooks'].post.description).toContain("new Webhook(process.env.WEBHOOK_SECRET).verify(rawBody");
+  });
+
   it('answers an empty delivery log, and 404 delivery_not_found for a retry of an unknown delivery', async () => {
     const created = (await register()).json();
     const log = await call('GET', `/v2/webhooks/${created.id}/deliveries`);

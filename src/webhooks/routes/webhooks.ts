@@ -32,7 +32,22 @@ export function webhookRoutes(instance: FastifyInstance, ctx: AppContext): void 
         description:
           'Events of the scorer are POSTed to `url`, signed per the Standard Webhooks specification (`webhook-id`, ' +
           '`webhook-timestamp`, `webhook-signature`). The `secret` is shown only in this answer. The URL must be ' +
-          'https in production and must not resolve to a loopback, private, link-local or metadata address.',
+          'https in production and must not resolve to a loopback, private, link-local or metadata address.\n\n' +
+          'Events: `score.updated` (the score, passing state, stamps or error changed) and `score.expiring` (the ' +
+          'earliest counted stamp expires within the lead time, once per expiry date). The body is the v2 score ' +
+          'object plus `scorer_id`, `event_id` and `type`; `webhook-id` is the event id, the same on every retry ' +
+          '(about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). Answer 2xx within 10 s. A receiver in Node:\n\n' +
+          '```js\n' +
+          "import { Webhook } from 'standardwebhooks';\n" +
+          '// rawBody: the body exactly as received, before JSON parsing\n' +
+          'const event = new Webhook(process.env.WEBHOOK_SECRET).verify(rawBody, {\n' +
+          "  'webhook-id': req.headers['webhook-id'],\n" +
+          "  'webhook-timestamp': req.headers['webhook-timestamp'],\n" +
+          "  'webhook-signature': req.headers['webhook-signature'],\n" +
+          '}); // throws on a bad signature or a stale timestamp\n' +
+          '// de-duplicate on webhook-id: delivery is at least once\n' +
+          '```\n\n' +
+          'A complete one: `examples/webhook-receiver.ts` in the repository.',
         security,
         params: Type.Object({ scorer_id: ScorerIdSchema }),
         body: RegisterWebhookBody,
