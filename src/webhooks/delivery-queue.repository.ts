@@ -216,12 +216,10 @@ export function deliveryQueueRepository(database: Database) {
             .set({ ...released, state: 'delivered', delivered_at: now, last_error: null })
             .where('id', '=', delivery.id)
             .execute();
-          await trx
-            .updateTable('webhook_endpoints')
-            .set({ failing_since: null })
-            .where('id', '=', claim.endpoint.id)
-            .where('failing_since', 'is not', null)
-            .execute();
+          // Attempts to one endpoint never overlap, so its failing period as seen at the claim is still current.
+          if (claim.endpoint.failingSince !== null) {
+            await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', claim.endpoint.id).execute();
+          }
           return 'delivered';
         }
         const state = retryAt === null ? ('dead' as const) : ('failed' as const);

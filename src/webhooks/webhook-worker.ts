@@ -65,6 +65,8 @@ export class WebhookWorker extends EventEmitter {
   #timer: NodeJS.Timeout | null = null;
   #pumping: Promise<void> | null = null;
   #pumpAgain = false;
+  // Set by notify() (new events, the poll timer); a finished attempt only refills, without dispatching.
+  #dispatchWanted = true;
   #lastScanAt: number | null = null;
 
   constructor(deps: WebhookWorkerDeps, options: WebhookWorkerOptions) {
@@ -88,6 +90,11 @@ export class WebhookWorker extends EventEmitter {
 
   /** Looks for work now (a score event was just appended in this process). */
   notify(): void {
+    this.#dispatchWanted = true;
+    this.#wake();
+  }
+
+  #wake(): void {
     if (!this.#running) return;
     if (this.#pumping) {
       this.#pumpAgain = true;
@@ -115,12 +122,12 @@ export class WebhookWorker extends EventEmitter {
    * the whole outbox dispatched, and every delivery due now sent and settled.
    */
   async runOnce(): Promise<void> {
+    this.#dispatchWanted = true;
     await this.#step(true);
-    await Promise.allSettled([...this.#inFlight]);
     for (;;) {
+      if (this.#inFlight.size > 0) await Promise.race([...this.#inFlight]);
       const claimed = await this.#fill(true);
       if (claimed === 0 && this.#inFlight.size === 0) return;
-      await Promise.allSettled([...this.#inFlight]);
     }
   }
 
@@ -134,11 +141,14 @@ export class WebhookWorker extends EventEmitter {
   async #step(manual: boolean): Promise<void> {
     try {
       const now = this.#clock();
-      if (this.#deps.scanExpiring && (this.#lastScanAt === null || now - this.#lastScanAt >= this.#options.expiringScanMs)) {
+      const dispatch = this.#dispatchWanted;
+      this.#dispatchWanted = false;
+      if (dispatch && this.#deps.scanExpiring && (this.#lastScanAt === null || now - this.#lastScanAt >= this.#options.expiringScanMs)) {
         this.#lastScanAt = now;
         await this.#deps.scanExpiring(now);
       }
       for (;;) {
+        if (!dispatch) break;
         const moved = await this.#deps.queue.dispatch(this.#clock(), DISPATCH_BATCH);
         if (moved === null || moved < DISPATCH_BATCH) break;
         await yieldToEventLoop();
@@ -166,7 +176,7 @@ export class WebhookWorker extends EventEmitter {
       claimed++;
       const run = this.#send(claim).finally(() => {
         this.#inFlight.delete(run);
-        this.notify();
+        this.#wake();
       });
       this.#inFlight.add(run);
     }
