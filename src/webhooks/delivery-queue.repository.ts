@@ -104,22 +104,26 @@ export function deliveryQueueRepository(database: Database) {
           trx
             .selectFrom('webhook_deliveries as d')
             .select(['d.id', 'd.state', 'd.attempts'])
-            .where('d.state', 'in', PENDING)
+            // Each enabled endpoint's oldest pending delivery (its head), found through the pending index: the
+            // work per claim grows with the endpoints, not with the backlog.
+            .where('d.id', 'in', (eb) =>
+              eb
+                .selectFrom('webhook_endpoints as e')
+                .select((eb) =>
+                  eb
+                    .selectFrom('webhook_deliveries as h')
+                    .select('h.id')
+                    .whereRef('h.endpoint_id', '=', 'e.id')
+                    .where('h.state', 'in', PENDING)
+                    .orderBy('h.event_id')
+                    .limit(1)
+                    .as('head'),
+                )
+                .where('e.enabled', '=', 1),
+            )
             .where('d.next_attempt_at', '<=', now)
             .where((eb) => eb.or([eb('d.state', '!=', 'running'), eb('d.lease_expires_at', '<', now)]))
-            .where('d.endpoint_id', 'in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1))
-            .where((eb) =>
-              eb.not(
-                eb.exists(
-                  eb
-                    .selectFrom('webhook_deliveries as o')
-                    .select('o.id')
-                    .whereRef('o.endpoint_id', '=', 'd.endpoint_id')
-                    .where('o.state', 'in', PENDING)
-                    .whereRef('o.event_id', '<', 'd.event_id'),
-                ),
-              ),
-            )
+            // A manual retry can make an older delivery the head while a later one is still in flight.
             .where((eb) =>
               eb.not(
                 eb.exists(

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, type SqlBool, sql } from 'kysely';
 import { type DialectName, orderedTextType, timeColumnType, withIdColumn } from '../dialect.js';
 
 /**
@@ -52,7 +52,11 @@ export function webhooks(dialect: DialectName): Migration {
         .addColumn('delivered_at', timeColumnType)
         .addUniqueConstraint('webhook_deliveries_endpoint_event_key', ['endpoint_id', 'event_id'])
         .execute();
-      await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+      // Partial indexes over the pending deliveries only: the claim looks for due ones and for each endpoint's
+      // oldest pending event, and must not wade through the delivered history to find them.
+      const pending = sql<SqlBool>`state in ('queued', 'failed', 'running')`;
+      await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['next_attempt_at', 'id']).where(pending).execute();
+      await db.schema.createIndex('webhook_deliveries_pending_idx').on('webhook_deliveries').columns(['endpoint_id', 'event_id']).where(pending).execute();
 
       await withIdColumn(dialect, db.schema.createTable('webhook_attempts'))
         .addColumn('delivery_id', 'integer', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
