@@ -244,14 +244,20 @@ export function deliveryQueueRepository(database: Database) {
       });
     },
 
-    /** Gives a leased delivery back untouched (its attempt is not counted), for a stopping worker. */
-    async release(claim: ClaimedDelivery, owner: string): Promise<void> {
-      await db
-        .updateTable('webhook_deliveries')
-        .set((eb) => ({ state: claim.delivery.attempts > 1 ? 'failed' : 'queued', lease_owner: null, lease_expires_at: null, attempts: eb('attempts', '-', 1) }))
-        .where('id', '=', claim.delivery.id)
-        .where('lease_owner', '=', owner)
-        .execute();
+    /** Removes settled deliveries (delivered or dead) settled before `before`, with their attempts; returns how many. */
+    async pruneSettled(before: number, limit: number): Promise<number> {
+      const result = await db
+        .deleteFrom('webhook_deliveries')
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('state', 'in', ['delivered', 'dead'])
+            .where((eb) => eb.fn.coalesce('delivered_at', 'next_attempt_at'), '<', before)
+            .limit(limit),
+        )
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
 
     /** Epoch ms of the oldest event not yet delivered to an enabled endpoint (outbox or pending), or null. */

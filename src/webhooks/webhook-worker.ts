@@ -45,6 +45,8 @@ export interface AttemptEvent {
 }
 
 const DISPATCH_BATCH = 500;
+/** Settled deliveries (and their attempts, the delivery log) are kept this long. */
+export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3_600_000;
 // A lease outlives the attempt it covers (bounded by the timeout) plus the bookkeeping around it.
 const LEASE_MARGIN_MS = 5000;
 
@@ -146,6 +148,7 @@ export class WebhookWorker extends EventEmitter {
       if (dispatch && this.#deps.scanExpiring && (this.#lastScanAt === null || now - this.#lastScanAt >= this.#options.expiringScanMs)) {
         this.#lastScanAt = now;
         await this.#deps.scanExpiring(now);
+        await this.#deps.queue.pruneSettled(now - DELIVERY_LOG_RETENTION_MS, 1000);
       }
       for (;;) {
         if (!dispatch) break;

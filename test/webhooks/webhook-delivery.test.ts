@@ -232,6 +232,22 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     expect(after.items[0]).toMatchObject({ delivery_id: deadDelivery, attempt: 1, status_code: 204, delivery_state: 'delivered' });
   });
 
+  it('keeps the delivery log 30 days after a delivery settled', async () => {
+    const { id } = await register(['score.updated']);
+    await score(addressNo(15));
+    await t.ctx.webhooks.worker.runOnce();
+    const log = async () => (await call('GET', `/v2/webhooks/${id}/deliveries`)).json().items;
+    expect(await log()).toHaveLength(1);
+    now += 29 * 24 * hour;
+    await t.ctx.webhooks.worker.runOnce();
+    expect(await log()).toHaveLength(1);
+    now += 2 * 24 * hour;
+    await t.ctx.webhooks.worker.runOnce();
+    expect(await log()).toEqual([]);
+    expect(await t.ctx.database.db.selectFrom('webhook_attempts').selectAll().execute()).toEqual([]);
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('signs with both secrets during a rotation grace period', async () => {
     const { id, secret: oldSecret } = await register();
     const rotated = (await call('POST', `/v2/webhooks/${id}/rotate-secret`)).json();
