@@ -11,8 +11,6 @@
  *            as served by default (the response cache on: after the first request, cache hits)
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
- *   webhooks deliveries per second from a webhook worker to a receiver on loopback (in this
- *            process; bench/webhook-delivery.ts), reported beside the table
  *
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
@@ -22,9 +20,7 @@
  * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
  * load generator and all other processes used meanwhile: a regression raises the CPU per request,
  * a busy machine lowers req/s with the CPU per request unchanged. Then one PASS/FAIL line per
- * target of issue 17 (bench/verdicts.ts).
- *
- * Results: a table on stdout and bench/results/latest.json.
+ * target of issue 17 (bench/verdicts.ts). Results: a table on stdout and bench/results/latest.json.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,10 +35,11 @@ import { type MachineUsage, machineMeter } from './machine.js';
 import { type BenchSettings, type CaseName, parseSettings, UsageError, usageText } from './options.js';
 import { benchProfileText } from './profile-summary.js';
 import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
+import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
-import { runWebhookDeliveryBench, type WebhookBenchResult, webhookBenchLine } from './webhook-delivery.js';
+import { runWebhookCases } from './webhook-delivery.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -158,7 +155,7 @@ async function settle(target: RunningTarget): Promise<TargetCheck> {
 async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo | null }> {
   const records: CaseRecord[] = [];
   let info: TargetInfo | null = null;
-  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties');
+  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties' || c === 'v2-score');
   if (sharedCases.length > 0) {
     const profiled = sharedCases.find((c) => c === settings.profileCase);
     const target = await launch(spec, `stampgate-${database}`, profiled ? windowName(profiled, database) : null);
@@ -189,6 +186,10 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
         records.push({ ...record, after: await settle(target) });
       }
       if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
+      if (wanted.includes('v2-score')) {
+        const record = await measure(target, 'v2-score', database, v2ScoreLoad(apiKey, scorerId, pick, spec.expectedRawScore));
+        records.push({ ...record, after: await settle(target) });
+      }
     } finally {
       await target.stop();
     }
@@ -238,7 +239,6 @@ async function main(): Promise<number> {
   const records: CaseRecord[] = [];
   const setupInfo: Record<string, unknown> = {};
   let postgresNote: string | null = null;
-  const webhookRuns: WebhookBenchResult[] = [];
 
   const interrupt = () => {
     console.error('\ninterrupted; cleaning up');
@@ -317,14 +317,7 @@ async function main(): Promise<number> {
         }
       }
     }
-    if (settings.cases.includes('webhooks')) {
-      for (const database of settings.databases) {
-        console.log(`webhooks-${database}: measuring (load average ${loadText()})`);
-        const run = await runWebhookDeliveryBench(database, settings.postgresUrl);
-        if ('unreachable' in run) console.log(`webhooks-${database}: PostgreSQL unreachable (${run.unreachable})`);
-        else webhookRuns.push(run);
-      }
-    }
+    if (settings.cases.includes('webhooks')) records.push(...(await runWebhookCases(settings.databases, settings.postgresUrl, loadText)));
   } catch (error) {
     problems.push(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
@@ -335,8 +328,6 @@ async function main(): Promise<number> {
   console.log('');
   console.log(resultsTable(records));
   console.log('');
-  for (const run of webhookRuns) console.log(webhookBenchLine(run));
-  if (webhookRuns.length > 0) console.log('');
 
   // Issue 17's targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
@@ -382,7 +373,6 @@ async function main(): Promise<number> {
           after: r.after,
           profiled: r.profiled,
         })),
-        webhooks: webhookRuns,
         profiles,
         targets: targetResults,
         problems,

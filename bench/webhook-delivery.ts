@@ -3,7 +3,8 @@
  * real v2 scorings (each writes its outbox row), then one webhook worker in this process dispatches the outbox and
  * sends every delivery (WEBHOOK_DELIVERY_CONCURRENCY at a time, one at a time per endpoint) to a local HTTP receiver
  * that answers 204 at once. Reported: deliveries per second from the first dispatch to the last settled attempt,
- * and the attempts' median duration. One run per database; no target (delivery is off the request path).
+ * and the attempts' latency, as a row of the results table (req/s = deliveries/s, latency = attempt duration; no
+ * server child, so no CPU figures). One run per database; no target (delivery is off the request path).
  */
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createPostgresDatabase } from './fixtures.js';
 import type { DatabaseKind } from './protocol.js';
+import { type CaseRecord, titles } from './report.js';
 
 export interface WebhookBenchResult {
   database: DatabaseKind;
@@ -24,7 +26,8 @@ export interface WebhookBenchResult {
   deliveries: number;
   seconds: number;
   deliveriesPerSecond: number;
-  attemptP50Ms: number;
+  /** Attempt durations (ms), sorted. */
+  durations: number[];
   concurrency: number;
 }
 
@@ -49,7 +52,7 @@ export async function runWebhookDeliveryBench(database: DatabaseKind, postgresUr
     req.on('end', () => {
       received++;
       firstBody ??= { body: Buffer.concat(chunks).toString('utf8'), headers: req.headers as Record<string, string> };
-      res.writeHead(204).end();
+      res.writeHead(200).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -90,7 +93,7 @@ export async function runWebhookDeliveryBench(database: DatabaseKind, postgresUr
       deliveries: expected,
       seconds,
       deliveriesPerSecond: expected / seconds,
-      attemptP50Ms: durations[Math.floor(durations.length / 2)] ?? 0,
+      durations,
       concurrency: config.webhookDeliveryConcurrency,
     };
   } finally {
@@ -102,9 +105,51 @@ export async function runWebhookDeliveryBench(database: DatabaseKind, postgresUr
   }
 }
 
-export function webhookBenchLine(result: WebhookBenchResult): string {
-  return (
-    `webhooks-${result.database}: ${result.deliveries} deliveries (${result.events} events × ${result.endpoints} endpoints, concurrency ${result.concurrency}) ` +
-    `in ${result.seconds.toFixed(2)} s = ${Math.round(result.deliveriesPerSecond)} deliveries/s, attempt p50 ${result.attemptP50Ms} ms`
-  );
+const at = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+
+function toRecord(run: WebhookBenchResult): CaseRecord {
+  const { durations } = run;
+  const p50 = at(durations, 50);
+  const p99 = at(durations, 99);
+  return {
+    case: 'webhooks',
+    title: titles.webhooks,
+    database: run.database,
+    result: {
+      requests: run.deliveries,
+      durationSeconds: run.seconds,
+      rps: run.deliveriesPerSecond,
+      latencyMs: { p50, p90: at(durations, 90), p99, max: durations.at(-1) ?? 0, mean: durations.reduce((a, b) => a + b, 0) / Math.max(1, durations.length) },
+      autocannon: { rpsAverage: run.deliveriesPerSecond, p50, p99 },
+      errors: 0,
+      timeouts: 0,
+      non2xx: 0,
+      statusCodes: { '200': run.deliveries },
+      bodyProblems: {},
+      warmup: { requests: 0, non2xx: 0, errors: 0 },
+    },
+    serverUsage: null,
+    machine: null,
+    after: null,
+    profiled: false,
+  };
+}
+
+/** The `webhooks` case on each database, as rows of the results table. */
+export async function runWebhookCases(databases: DatabaseKind[], postgresUrl: string, loadText: () => string): Promise<CaseRecord[]> {
+  const records: CaseRecord[] = [];
+  for (const database of databases) {
+    console.log(`webhooks-${database}: measuring (load average ${loadText()})`);
+    const run = await runWebhookDeliveryBench(database, postgresUrl);
+    if ('unreachable' in run) {
+      console.log(`webhooks-${database}: PostgreSQL unreachable (${run.unreachable})`);
+      continue;
+    }
+    console.log(
+      `webhooks-${database}: ${run.deliveries} deliveries (${run.events} events × ${run.endpoints} endpoints, concurrency ${run.concurrency}) ` +
+        `in ${run.seconds.toFixed(2)} s = ${Math.round(run.deliveriesPerSecond)} deliveries/s`,
+    );
+    records.push(toRecord(run));
+  }
+  return records;
 }
