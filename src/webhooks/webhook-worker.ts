@@ -186,10 +186,14 @@ export class WebhookWorker extends EventEmitter {
     return claimed;
   }
 
+  // A poll already pending is kept: a busy worker (attempts finishing all the time) must still look at the
+  // outbox and the expiring scan every pollMs, not only when it goes idle.
   #schedulePoll(): void {
-    if (!this.#running) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
+    if (!this.#running || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.notify();
+    }, this.#options.pollMs);
     this.#timer.unref();
   }
 

@@ -9,6 +9,7 @@ import { createAppContext, type AppContext } from '../../src/app-context.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
+import { withTimeout } from '../helpers/processes.js';
 import { type ReceivedWebhook, WebhookReceiver } from './receiver.js';
 
 const hour = 3_600_000;
@@ -44,7 +45,7 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     hookUrl = await receiver.listen();
     t = await createTestApp(
       kind,
-      { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_EXPIRING_LEAD_HOURS: '72', WEBHOOK_TIMEOUT_MS: '2000' },
+      { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_EXPIRING_LEAD_HOURS: '72', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '50' },
       { webhooks: { clock: () => now, random: () => 0.5, expiringScanMs: 0 } },
     );
     const seeded = await seedAccount(t.ctx);
@@ -230,6 +231,16 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     expect((await call('GET', `/v2/scorers/${scorerId}/webhooks`)).json().items[0]).toMatchObject({ enabled: true, disabled_reason: null });
     const after = (await call('GET', `/v2/webhooks/${id}/deliveries?limit=1`)).json();
     expect(after.items[0]).toMatchObject({ delivery_id: deadDelivery, attempt: 1, status_code: 204, delivery_state: 'delivered' });
+  });
+
+  it('delivers in the background once started, picking up events by polling', async () => {
+    await register(['score.updated']);
+    t.ctx.webhooks.worker.start();
+    // Appended without telling the worker (as an API process would): the poll finds them.
+    for (let n = 16; n < 19; n++) await score(addressNo(n));
+    await withTimeout(receiver.waitFor(3), 20_000, 'three background deliveries');
+    await t.ctx.webhooks.worker.stop();
+    expect(receiver.received.map((request) => JSON.parse(request.body).address)).toEqual([addressNo(16), addressNo(17), addressNo(18)]);
   });
 
   it('keeps the delivery log 30 days after a delivery settled', async () => {
