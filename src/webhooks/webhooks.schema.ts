@@ -77,7 +77,7 @@ export type DeliveryAttemptView = Static<typeof DeliveryAttemptSchema>;
 
 export const DeliveryLogQuery = Type.Object({
   limit: Type.Optional(Integer({ minimum: 1, maximum: 500, default: 50 })),
-  before: Type.Optional(Integer({ minimum: 1, description: 'Only attempts older than this cursor (the `next` of a previous page).' })),
+  before: Type.Optional(Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Only attempts older than this cursor (the `next` of a previous page).' })),
 });
 
 export const DeliveryLogSchema = Type.Object({

@@ -63,6 +63,10 @@ async function withDeadline<T>(work: Promise<T>, ms: number, fallback: T): Promi
   }
 }
 
+// Row ids are 32-bit integers on PostgreSQL: a larger id names no row (and must not reach the query).
+const MAX_ROW_ID = 2_147_483_647;
+const isRowId = (id: number): boolean => Number.isSafeInteger(id) && id >= 1 && id <= MAX_ROW_ID;
+
 const time = (ms: number | null): string | null => (ms === null ? null : formatScoringTimestamp(ms));
 
 function toView(row: WebhookEndpointRow): WebhookView {
@@ -91,8 +95,9 @@ export function webhookService(
     if (secrets) return secrets;
     throw new AppError('webhooks_not_configured', 'Webhooks are not configured on this server (WEBHOOK_SECRET_KEY is not set).');
   };
+  const notFound = (id: number) => new AppError('webhook_not_found', `There is no webhook ${id} for this API key.`);
   const endpointOf = async (accountId: number, id: number): Promise<WebhookEndpointRow> => {
-    const row = await endpoints.findOfAccount(id, accountId);
+    const row = isRowId(id) ? await endpoints.findOfAccount(id, accountId) : undefined;
     if (!row) throw new AppError('webhook_not_found', `There is no webhook ${id} for this API key.`);
     return row;
   };
@@ -139,17 +144,15 @@ export function webhookService(
     },
 
     async remove(accountId: number, id: number): Promise<void> {
-      if (!(await endpoints.deleteOfAccount(id, accountId))) {
-        throw new AppError('webhook_not_found', `There is no webhook ${id} for this API key.`);
-      }
+      if (!isRowId(id) || !(await endpoints.deleteOfAccount(id, accountId))) throw notFound(id);
     },
 
     async rotateSecret(accountId: number, id: number): Promise<RotatedSecret> {
       const keys = requireSecrets();
       const now = clock();
       const previousUntil = options.rotationGraceMs > 0 ? now + options.rotationGraceMs : null;
-      const row = await endpoints.rotate(id, accountId, now, previousUntil);
-      if (!row) throw new AppError('webhook_not_found', `There is no webhook ${id} for this API key.`);
+      const row = isRowId(id) ? await endpoints.rotate(id, accountId, now, previousUntil) : undefined;
+      if (!row) throw notFound(id);
       return { id: row.id, secret: keys.secretOf(row.id, row.secret_version), previous_secret_valid_until: time(previousUntil) };
     },
 
@@ -174,7 +177,7 @@ export function webhookService(
 
     async retry(accountId: number, id: number, deliveryId: number): Promise<{ delivery_id: number; state: 'queued' }> {
       const endpoint = await endpointOf(accountId, id);
-      const result = await endpoints.retry(endpoint.id, deliveryId, clock());
+      const result = isRowId(deliveryId) ? await endpoints.retry(endpoint.id, deliveryId, clock()) : undefined;
       if (result === undefined) throw new AppError('delivery_not_found', `Webhook ${id} has no delivery ${deliveryId}.`);
       if (result === 'running') throw new AppError('delivery_in_progress', `Delivery ${deliveryId} is being attempted right now.`);
       return { delivery_id: deliveryId, state: 'queued' };

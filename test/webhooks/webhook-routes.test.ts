@@ -92,6 +92,17 @@ describe.each(databaseKinds)('webhook endpoint routes on %s', (kind) => {
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(res.json().code).toBe('webhook_not_found');
     }
+    // Ids beyond the 32-bit row ids name nothing: 404, never a database error.
+    for (const [method, url] of [
+      ['DELETE', '/v2/webhooks/3938173466'],
+      ['POST', '/v2/webhooks/999999999999999/rotate-secret'],
+      ['GET', '/v2/webhooks/3938173466/deliveries'],
+      ['POST', `/v2/webhooks/${created.id}/deliveries/3938173466/retry`],
+    ] as const) {
+      const res = await call(method, url);
+      expect(res.statusCode, `${method} ${url}`).toBe(404);
+    }
+    expect((await call('GET', `/v2/webhooks/${created.id}/deliveries?before=3938173466`)).statusCode).toBe(400);
     const foreignScorer = await register(undefined, other.key, scorerId);
     expect(foreignScorer.statusCode).toBe(404);
     expect(foreignScorer.json().code).toBe('scorer_not_found');
