@@ -28,6 +28,8 @@ import { stampsRepository } from './scoring/stamps/stamps.repository.js';
 import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
+import { createBatchServices } from './scoring/batches/batch-services.js';
+import { preV2ScoreAddress } from './scoring/batches/pre-v2-scoring.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -118,6 +120,11 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
+  const batches = createBatchServices(config, database, {
+    accounts,
+    scoreAddress: preV2ScoreAddress({ stamps: stampsRepo, issuers, catalogue, accounts }),
+    storedScore: async () => null,
+  });
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   return {
     config,
@@ -135,6 +142,7 @@ export async function createAppContext(config: Config, database: Database, optio
     async close(): Promise<void> {
       await scores.drain();
       await worker.stop();
+      await batches.worker.stop();
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -152,6 +160,7 @@ export async function createAppContext(config: Config, database: Database, optio
     jobs,
     worker,
     scores,
+    batches,
   };
 }
 

@@ -8,11 +8,12 @@ import { stakeRoutes } from '../staking/routes/stake.js';
 import { stampsRoutes } from './stamps/routes/stamps.js';
 import { signingMessageRoute } from './scores/routes/signing-message.js';
 import { submitPassportRoute } from './scores/routes/submit-passport.js';
+import { batchRoutes } from './batches/routes/batches.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
   app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
-  await registerKeyRateLimit(app, {
+  const keyBudget = await registerKeyRateLimit(app, {
     windowMs: ctx.config.rateLimitWindowMs,
     tier4: ctx.config.rateLimitTier4,
     redis: ctx.redis,
@@ -24,4 +25,5 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   scoreRoutes(app, ctx);
   stakeRoutes(app, ctx);
   stampsRoutes(app, ctx);
+  await app.register(async (scope) => batchRoutes(scope, ctx, keyBudget));
 }
