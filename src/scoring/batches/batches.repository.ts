@@ -173,9 +173,11 @@ export function batchesRepository(database: Database) {
       return Number(row?.addresses ?? 0);
     },
 
-    /** The batch of this account, with its counts as they stand (summed from its chunks while it runs). */
-    async findForAccount(id: string, accountId: number): Promise<BatchRow | undefined> {
-      const row = await db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    /** The batch of this account (any account: null), with its counts as they stand (summed from its chunks while it runs). */
+    async findForAccount(id: string, accountId: number | null): Promise<BatchRow | undefined> {
+      let query = db.selectFrom('batches').selectAll().where('id', '=', id);
+      if (accountId !== null) query = query.where('account_id', '=', accountId);
+      const row = await query.executeTakeFirst();
       if (!row || row.finished_at !== null) return row;
       const counts = await liveCounts(db, id);
       return { ...row, done: counts.done, failed: counts.failed };
@@ -186,10 +188,10 @@ export function batchesRepository(database: Database) {
     },
 
     /** Cancels a batch that has not ended; its running chunks stop at their next item. Returns the row after. */
-    async cancel(id: string, accountId: number, now: number): Promise<BatchRow | undefined> {
+    async cancel(id: string, accountId: number | null, now: number): Promise<BatchRow | undefined> {
       return writeTransaction(database, async (trx) => {
         const row = await lockBatch(trx, id);
-        if (!row || row.account_id !== accountId) return undefined;
+        if (!row || (accountId !== null && row.account_id !== accountId)) return undefined;
         if (row.status === 'DONE' || row.status === 'CANCELLED') return row;
         await trx.updateTable('batch_chunks').set({ state: 'cancelled', lease_owner: null, lease_expires_at: null }).where('batch_id', '=', id).where('state', 'in', ['queued', 'running']).execute();
         const counts = await liveCounts(trx, id);

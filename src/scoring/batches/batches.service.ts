@@ -35,6 +35,15 @@ export interface BatchServiceDeps {
 /** The body of the asynchronous batch route: parsed JSON, or CSV text. */
 export type BatchInput = { addresses: readonly unknown[] } | string;
 
+/** Whose batches a request may see: the API key's account (or, from the CLI, the scorer's). */
+export type Owner = { accountId: number | null };
+
+/** The operator (the command line): every batch. */
+export const operator: Owner = { accountId: null };
+
+/** `batches.key_id` of batches the operator created from the command line. */
+export const operatorKeyId = 0;
+
 const pageSize = 500;
 const day = 86_400_000;
 
@@ -77,8 +86,8 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     return new AppError('batch_quota_exceeded', detail, { 'retry-after': String(secondsToNextUtcDay(now)) });
   }
 
-  async function batchOfCaller(caller: Caller, id: string): Promise<BatchRow> {
-    const row = await repo.findForAccount(id, caller.accountId);
+  async function batchOfAccount(accountId: number | null, id: string): Promise<BatchRow> {
+    const row = await repo.findForAccount(id, accountId);
     if (!row) throw new AppError('batch_not_found', `There is no batch ${id} for this API key.`);
     return row;
   }
@@ -97,38 +106,32 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     /** Validates every address, then writes the batch whole (or nothing) and wakes the workers. */
     async create(caller: Caller, scorerId: number, input: BatchInput): Promise<BatchView> {
       const scorer = await deps.accounts.scorerOfAccount(scorerId, caller.accountId);
-      const addresses =
-        typeof input === 'string' ? addressesFromCsv(input, options.maxAddresses) : addressesFromJson(input.addresses, options.maxAddresses);
-      const now = clock();
+      const addresses = parseInput(input);
       try {
-        const row = await repo.create(
-          {
-            id: `bat_${randomBytes(12).toString('base64url')}`,
-            accountId: caller.accountId,
-            keyId: caller.keyId,
-            scorerId: scorer.id,
-            createdAt: now,
-            day: utcDay(now),
-            dailyQuota: quotaOf(caller),
-          },
-          addresses,
-          options.chunkSize,
-        );
-        deps.announce();
-        return toBatchView(row);
+        return await write(scorer.id, caller.accountId, caller.keyId, quotaOf(caller), addresses);
       } catch (error) {
         if (error instanceof QuotaExceeded) throw quotaExceeded(caller, error.used, addresses.length);
         throw error;
       }
     },
 
-    async get(caller: Caller, id: string): Promise<BatchView> {
-      return toBatchView(await batchOfCaller(caller, id));
+    /**
+     * A batch created by the operator (`stampgate batches run`) for the scorer's account: no API
+     * key (key id 0) and no quota. Returns the view and the owning account.
+     */
+    async createAsOperator(scorerId: number, input: BatchInput): Promise<{ batch: BatchView; accountId: number }> {
+      const scorer = await deps.accounts.getScorer(scorerId);
+      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, Number.MAX_SAFE_INTEGER, parseInput(input));
+      return { batch, accountId: scorer.accountId };
+    },
+
+    async get(owner: Owner, id: string): Promise<BatchView> {
+      return toBatchView(await batchOfAccount(owner.accountId, id));
     },
 
     /** Cancels a batch that has not ended; an ended batch is answered as it is. */
-    async cancel(caller: Caller, id: string): Promise<BatchView> {
-      const row = await repo.cancel(id, caller.accountId, clock());
+    async cancel(owner: Owner, id: string): Promise<BatchView> {
+      const row = await repo.cancel(id, owner.accountId, clock());
       if (!row) throw new AppError('batch_not_found', `There is no batch ${id} for this API key.`);
       return toBatchView(row);
     },
@@ -141,8 +144,8 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
      * nothing finished for `resultsWaitMs` (the client resumes with `offset` = lines received).
      * Checks ownership before the first byte, so refusals are ordinary error answers.
      */
-    async results(caller: Caller, id: string, format: ResultFormat, offset: number): Promise<AsyncIterable<string>> {
-      const batch = await batchOfCaller(caller, id);
+    async results(owner: Owner, id: string, format: ResultFormat, offset: number): Promise<AsyncIterable<string>> {
+      const batch = await batchOfAccount(owner.accountId, id);
       return resultLines(batch, format, offset);
     },
 
@@ -160,6 +163,21 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
       return addresses.map((address) => scored.get(address)!);
     },
   };
+
+  function parseInput(input: BatchInput): string[] {
+    return typeof input === 'string' ? addressesFromCsv(input, options.maxAddresses) : addressesFromJson(input.addresses, options.maxAddresses);
+  }
+
+  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number, addresses: string[]): Promise<BatchView> {
+    const now = clock();
+    const row = await repo.create(
+      { id: `bat_${randomBytes(12).toString('base64url')}`, accountId, keyId, scorerId, createdAt: now, day: utcDay(now), dailyQuota },
+      addresses,
+      options.chunkSize,
+    );
+    deps.announce();
+    return toBatchView(row);
+  }
 
   async function* resultLines(batch: BatchRow, format: ResultFormat, offset: number): AsyncGenerator<string> {
     if (format === 'csv' && offset === 0) yield csvHeader;
