@@ -21,6 +21,7 @@ import { scoringJobsRepository } from './scoring/jobs/scoring-jobs.repository.js
 import { type JobSettled, ScoringWorker } from './scoring/jobs/scoring-worker.js';
 import { scoreService } from './scoring/scores/scores.service.js';
 import { scoresRepository } from './scoring/scores/scores.repository.js';
+import { createV2Services } from './scoring/scores/v2-services.js';
 import { submissionService } from './scoring/scores/submission.service.js';
 import { stampPageService } from './scoring/stamps/stamp-pages.service.js';
 import { stampService } from './scoring/stamps/stamps.service.js';
@@ -29,7 +30,6 @@ import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 import { createBatchServices } from './scoring/batches/batch-services.js';
-import { preV2ScoreAddress } from './scoring/batches/pre-v2-scoring.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -77,7 +77,8 @@ export async function createAppContext(config: Config, database: Database, optio
     maxValues: config.credentialMaxValues,
   };
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
-  const jobs = scoringJobsRepository(database);
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts });
+  const jobs = scoringJobsRepository(database, v2.events);
   const worker = new ScoringWorker(
     jobs,
     (scorerId, address, now) => scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now),
@@ -120,11 +121,7 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
-  const batches = createBatchServices(config, database, {
-    accounts,
-    scoreAddress: preV2ScoreAddress({ stamps: stampsRepo, issuers, catalogue, accounts }),
-    storedScore: async () => null,
-  });
+  const batches = createBatchServices(config, database, { accounts, v2: v2.scores });
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   return {
     config,
@@ -160,6 +157,7 @@ export async function createAppContext(config: Config, database: Database, optio
     jobs,
     worker,
     scores,
+    v2,
     batches,
   };
 }

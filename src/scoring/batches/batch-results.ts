@@ -12,11 +12,14 @@ export interface ResultRow {
   error: string | null;
 }
 
-/** What a failed address answers in NDJSON: the v2 shape with `error` set and no score. */
+/**
+ * What a failed address answers in NDJSON: the v2 shape of a failed scoring (score "0.00000", not
+ * passing, `error` set); nothing was recorded for it, so its timestamps and threshold are null.
+ */
 export function failedScore(address: string, error: string): object {
   return {
     address,
-    score: null,
+    score: '0.00000',
     passing_score: false,
     threshold: null,
     last_score_timestamp: null,

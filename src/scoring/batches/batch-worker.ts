@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/connection.js';
+import type { V2Score } from '../scores/v2-score.schema.js';
 import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost, type ItemOutcome } from './batches.repository.js';
 
 /**
@@ -17,7 +18,7 @@ export type ScoreAddress = (
   accountId: number,
   address: string,
   withinTransaction?: (trx: Db) => Promise<void>,
-) => Promise<{ score: object; written: boolean }>;
+) => Promise<{ score: V2Score; written: boolean }>;
 
 export interface BatchWorkerOptions {
   /** Chunks worked on at the same time by this process (0: none). */

@@ -9,6 +9,7 @@ import { csvHeader, renderResult, type ResultFormat } from './batch-results.js';
 import type { ScoreAddress } from './batch-worker.js';
 import { type BatchRow, type BatchesRepository, QuotaExceeded } from './batches.repository.js';
 import type { BatchView } from './batch.schema.js';
+import type { V2Score } from '../scores/v2-score.schema.js';
 
 export interface BatchServiceOptions {
   syncMaxAddresses: number;
@@ -27,7 +28,7 @@ export interface BatchServiceDeps {
   accounts: AccountService;
   scoreAddress: ScoreAddress;
   /** The stored v2 score of an address (a finished item whose result was not stored yet, see storeResult). */
-  storedScore: (scorerId: number, address: string) => Promise<object | null>;
+  storedScore: (scorerId: number, address: string) => Promise<V2Score | null>;
   /** Wakes this process's batch worker. */
   announce: () => void;
 }
@@ -153,10 +154,10 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
      * The synchronous batch: every address scored now, answered in input order; an address
      * listed twice is scored once and its object repeated.
      */
-    async scoreMany(caller: Caller, scorerId: number, input: readonly unknown[]): Promise<object[]> {
+    async scoreMany(caller: Caller, scorerId: number, input: readonly unknown[]): Promise<V2Score[]> {
       const addresses = addressesFromJson(input, options.syncMaxAddresses);
       const scorer = await deps.accounts.scorerOfAccount(scorerId, caller.accountId);
-      const scored = new Map<string, object>();
+      const scored = new Map<string, V2Score>();
       for (const address of addresses) {
         if (!scored.has(address)) scored.set(address, (await deps.scoreAddress(scorer.id, caller.accountId, address)).score);
       }

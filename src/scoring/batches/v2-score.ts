@@ -1,9 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { V2ScoreSchema } from '../scores/v2-score.schema.js';
 
-/**
- * The v2 score object as batch responses carry it. TODO(v2core merge): replace with the v2 score
- * schema of src/scoring/scores (one definition for the single read and the batches).
- */
-export const V2ScoreSchema = Type.Object({}, { additionalProperties: true, title: 'V2Score' });
-
-export const V2ScoreListSchema = Type.Object({ items: Type.Array(V2ScoreSchema) });
+/** The synchronous batch's answer: one v2 score object per submitted address, in input order. */
+export const V2ScoreListSchema = Type.Object({ items: Type.Array(V2ScoreSchema) }, { title: 'V2ScoreList' });
