@@ -10,6 +10,8 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
   let t: TestApp;
   let key: string;
   let scorerId: number;
+  let accountId: number;
+  let keyId: number;
 
   const post = (url: string, payload: unknown, headers: Record<string, string> = {}, apiKey = key) =>
     t.app.inject({
@@ -31,6 +33,8 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     const seeded = await seedAccount(t.ctx);
     key = seeded.key;
     scorerId = seeded.scorer.id;
+    accountId = seeded.account.id;
+    keyId = seeded.apiKey.id;
   });
   afterEach(async () => t.close());
 
@@ -52,6 +56,16 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     const lines = results.body.trimEnd().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((line) => line.address)).toEqual(addresses);
     expect(lines[1].score).not.toBe(lines[0].score);
+    expect(Object.keys(lines[1].stamps).sort()).toEqual(['Ens', 'Google']);
+    // Address by address, the same object a v2 read answers now (nothing changed since: nothing is written).
+    for (const line of lines) {
+      const single = await t.ctx.v2.scores.scoreNow(scorerId, accountId, line.address);
+      expect(single.written).toBe(false);
+      expect(line).toEqual(single.score);
+    }
+    // Each distinct address was scored exactly once: one event each, the duplicate included.
+    const events = await t.ctx.database.db.selectFrom('score_events').select(['address']).where('scorer_id', '=', scorerId).execute();
+    expect(events.map((e) => e.address).sort()).toEqual([...new Set(addresses)].sort());
   });
 
   it('accepts a CSV body with a header and streams CSV with Accept: text/csv; offset resumes', async () => {
@@ -79,7 +93,7 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     expect(res.json().detail).toContain(named);
     const count = await t.ctx.database.db.selectFrom('batch_items').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(0);
-    expect(await t.ctx.batches.repo.usage(1, new Date().toISOString().slice(0, 10))).toBe(0);
+    expect(await t.ctx.batches.repo.usage(keyId, new Date().toISOString().slice(0, 10))).toBe(0);
   });
 
   it('enforces the daily quota per key with 429 before anything is queued, Retry-After to the next UTC day', async () => {
