@@ -38,7 +38,7 @@ function csvField(value: unknown): string {
 }
 
 /** One finished row as a line of the chosen format (the stored JSON is copied as it is for NDJSON). */
-export function renderResult(row: ResultRow & { result: string | null }, format: ResultFormat): string {
+export function renderResult(row: ResultRow, format: ResultFormat): string {
   if (format === 'ndjson') {
     return `${row.state === 'failed' || row.result === null ? JSON.stringify(failedScore(row.address, row.error ?? 'not scored')) : row.result}\n`;
   }

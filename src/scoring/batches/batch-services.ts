@@ -4,8 +4,7 @@ import type { AccountService } from '../accounts/accounts.service.js';
 import { BatchWorker, type ScoreAddress } from './batch-worker.js';
 import { batchesRepository } from './batches.repository.js';
 import { batchService } from './batches.service.js';
-import { scoresRepository } from '../scores/scores.repository.js';
-import { toV2Score, type V2ScoreService } from '../scores/v2-scores.service.js';
+import type { V2ScoreService } from '../scores/v2-scores.service.js';
 
 export interface BatchServicesDeps {
   accounts: AccountService;
@@ -16,13 +15,8 @@ export interface BatchServicesDeps {
 /** Batch scoring: the repository, the service behind the routes and CLI, and this process's batch worker. */
 export function createBatchServices(config: Config, database: Database, deps: BatchServicesDeps, clock: () => number = Date.now) {
   const repo = batchesRepository(database);
-  const scores = scoresRepository(database.db);
   const scoreAddress: ScoreAddress = (scorerId, accountId, address, withinTransaction) =>
     deps.v2.scoreNow(scorerId, accountId, address, withinTransaction ? { withinTransaction } : {});
-  const storedScore = async (scorerId: number, address: string) => {
-    const row = await scores.find(scorerId, address);
-    return row && row.status !== 'PROCESSING' ? toV2Score(row) : null;
-  };
   const worker = new BatchWorker(
     repo,
     scoreAddress,
@@ -30,7 +24,7 @@ export function createBatchServices(config: Config, database: Database, deps: Ba
     clock,
   );
   const service = batchService(
-    { repo, accounts: deps.accounts, scoreAddress, storedScore, announce: () => worker.notify() },
+    { repo, accounts: deps.accounts, scoreAddress, announce: () => worker.notify() },
     {
       syncMaxAddresses: config.batchSyncMaxAddresses,
       maxAddresses: config.batchMaxAddresses,

@@ -5,6 +5,7 @@ import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:time
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/connection.js';
 import type { V2Score } from '../scores/v2-score.schema.js';
+import { toV2Score } from '../scores/v2-scores.service.js';
 import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost, type ItemOutcome } from './batches.repository.js';
 
 /**
@@ -171,14 +172,12 @@ export class BatchWorker extends EventEmitter {
     const { leaseMs } = this.#options;
     try {
       const scored = await this.#score(scorerId, accountId, address, async (trx) => {
-        // The score object is known only once scoring returns: it is stored right after the commit
-        // (storeResult), and until then readers render the stored score of the same scoring.
-        await this.#repo.finishItem(trx, chunk, this.owner, this.#clock(), leaseMs, position, { state: 'done', result: null, error: null });
+        // Runs after the score row was written, in its transaction: the result is that row.
+        const result = JSON.stringify(toV2Score(await this.#repo.scoreRowIn(trx, scorerId, address)));
+        await this.#repo.finishItem(trx, chunk, this.owner, this.#clock(), leaseMs, position, { state: 'done', result, error: null });
       });
-      const result = JSON.stringify(scored.score);
-      if (scored.written) {
-        await this.#repo.storeResult(chunk.batch_id, position, result);
-      } else {
+      if (!scored.written) {
+        const result = JSON.stringify(scored.score);
         await this.#repo.finishItemAlone(chunk, this.owner, this.#clock(), leaseMs, position, { state: 'done', result, error: null });
       }
       this.emit('scored', { batchId: chunk.batch_id, position, outcome: 'done' } satisfies ItemScored);

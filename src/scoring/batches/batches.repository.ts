@@ -84,6 +84,9 @@ export function batchesRepository(database: Database) {
         .where('state', '=', 'pending')
         .returning('position'),
   );
+  const scoreRow = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db.selectFrom('scores').selectAll().where('scorer_id', '=', scorerId).where('address', '=', address),
+  );
   const resultsPage = compiledOnce((db: Db, batchId: string, from: number, limit: number) =>
     db
       .selectFrom('batch_items')
@@ -247,13 +250,9 @@ export function batchesRepository(database: Database) {
       await writeTransaction(database, (trx) => this.finishItem(trx, chunk, owner, now, leaseMs, position, outcome));
     },
 
-    /**
-     * The score object of an item finished inside the score's own transaction: it is known only
-     * once that commits. A crash in between leaves the item done without it; readers then render
-     * the address's stored score, which is that same scoring (see batches.service results).
-     */
-    async storeResult(batchId: string, position: number, result: string): Promise<void> {
-      await db.updateTable('batch_items').set({ result }).where('batch_id', '=', batchId).where('position', '=', position).execute();
+    /** The score row as `trx` sees it (just written by the scoring whose item `trx` finishes). */
+    async scoreRowIn(trx: Db, scorerId: number, address: string) {
+      return (await scoreRow(trx, scorerId, address)).rows[0]!;
     },
 
     /** Marks the chunk done; the last chunk of a batch ends the batch with its final counts. */

@@ -27,8 +27,6 @@ export interface BatchServiceDeps {
   repo: BatchesRepository;
   accounts: AccountService;
   scoreAddress: ScoreAddress;
-  /** The stored v2 score of an address (a finished item whose result was not stored yet, see storeResult). */
-  storedScore: (scorerId: number, address: string) => Promise<V2Score | null>;
   /** Wakes this process's batch worker. */
   announce: () => void;
 }
@@ -198,8 +196,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
           next = row.position + 1;
           continue;
         }
-        const result = row.state === 'done' && row.result === null ? await fallback(batch, row.address) : row.result;
-        text += renderResult({ ...row, result }, format);
+        text += renderResult(row, format);
         next = row.position + 1;
       }
       if (text !== '') {
@@ -218,11 +215,6 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
       if (clock() - lastProgress >= options.resultsWaitMs) return;
       await sleep(options.resultsPollMs);
     }
-  }
-
-  async function fallback(batch: BatchRow, address: string): Promise<string | null> {
-    const stored = await deps.storedScore(batch.scorer_id, address);
-    return stored === null ? null : JSON.stringify(stored);
   }
 }
 

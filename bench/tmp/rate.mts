@@ -1,0 +1,28 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAppContext } from '../../src/app-context.js';
+import { loadConfig } from '../../src/config/index.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+const dir = mkdtempSync(join(tmpdir(), 'rate-'));
+const url = `sqlite:${dir}/t.sqlite`;
+const database = openDatabase(url);
+await migrateToLatest(database);
+const ctx = await createAppContext(loadConfig({ STAMPGATE_ENV: 'development', DATA_DIR: dir, DATABASE_URL: url, BATCH_POLL_MS: '20' }), database);
+const account = await ctx.accounts.createAccount('a');
+const scorer = await ctx.accounts.createScorer(account.id, { name: 's', type: 'weighted' });
+const { apiKey } = await ctx.apiKeys.create(account.id, { tier: 4 });
+const n = Number(process.argv[2] ?? 5000);
+const caller = { keyId: apiKey.id, accountId: account.id, tier: 4 } as never;
+let t = performance.now();
+const b = await ctx.batches.service.create(caller, scorer.id, { addresses: Array.from({ length: n }, (_, i) => '0x' + i.toString(16).padStart(40, '0')) });
+console.log('create ms', performance.now() - t);
+t = performance.now();
+const cpu0 = process.cpuUsage();
+ctx.batches.worker.start();
+for (;;) { const v = await ctx.batches.service.get({ accountId: account.id }, b.id); if (v.status === 'DONE') break; await new Promise(r => setTimeout(r, 200)); }
+const s = (performance.now() - t) / 1000;
+const c = process.cpuUsage(cpu0); console.log('cpu us/address', Math.round((c.user + c.system) / n));
+console.log('scored', n, 'in', s.toFixed(1), 's =', Math.round(n / s), '/s');
+await ctx.close();
