@@ -11,6 +11,8 @@
  *            as served by default (the response cache on: after the first request, cache hits)
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
+ *   batch    asynchronous batches of the pool (20 verified stamps each), addresses scored per
+ *            second with one `stampgate worker` process and with two (bench/batch.ts)
  *
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
@@ -40,6 +42,7 @@ import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } f
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
+import { type BatchBenchResult, runBatchBench } from './batch.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -235,6 +238,7 @@ async function main(): Promise<number> {
   const records: CaseRecord[] = [];
   const setupInfo: Record<string, unknown> = {};
   let postgresNote: string | null = null;
+  const batchResults: BatchBenchResult[] = [];
 
   const interrupt = () => {
     console.error('\ninterrupted; cleaning up');
@@ -307,6 +311,7 @@ async function main(): Promise<number> {
           setupInfo[database] = { setup: run.info.setup, config: run.info.config };
         }
         records.push(...run.records);
+        if (stampCases.includes('batch')) batchResults.push(...(await runBatchBench(database, dataDir, databaseUrl, credentialsFile)));
         if (database === 'postgres' && dropPostgres) {
           await dropPostgres();
           dropPostgres = null;
@@ -323,6 +328,10 @@ async function main(): Promise<number> {
   console.log('');
   console.log(resultsTable(records));
   console.log('');
+  for (const b of batchResults) {
+    console.log(`batch ${b.database}, ${b.workers} worker process(es): ${b.addressesPerSecond} addresses/s (${b.addresses} addresses × 20 stamps in ${b.seconds.toFixed(2)} s)`);
+  }
+  if (batchResults.length > 0) console.log('');
 
   // Issue 17's targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
@@ -369,6 +378,7 @@ async function main(): Promise<number> {
           profiled: r.profiled,
         })),
         profiles,
+        batch: batchResults,
         targets: targetResults,
         problems,
       },
