@@ -25,6 +25,9 @@
  *   LOADTEST_CONFIGS          comma list of sqlite,postgres (both)
  *   LOADTEST_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/test)
  *   LOADTEST_REDIS_URL        (redis://127.0.0.1:6379)
+ *   LOADTEST_BATCH_ADDRESSES  a second measured window runs while a batch of this many fresh addresses
+ *                             is being scored by the same processes (100000; 0 = no second window),
+ *                             to show that batches do not slow the mix down (loadtest/batch-window.ts)
  *   LOADTEST_CPU_PROF=1       V8 CPU profile of every server process, in loadtest/results/profiles/
  *                             (summarise with `npx tsx bench/profile-summary.ts <that directory>`)
  * Any Stampgate setting in the environment (SUBMIT_WAIT_MS, SCORING_POLL_MS, LOG_LEVEL, …) is
@@ -46,6 +49,7 @@ import pg from 'pg';
 import { describeSettings } from '../src/config/index.js';
 import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 import { buildCli, freePort } from '../test/helpers/processes.js';
+import { whileBatchRuns } from './batch-window.js';
 
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(repoDir, 'loadtest', 'results');
@@ -71,6 +75,7 @@ const settings = {
   postgresUrl: process.env.LOADTEST_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/test',
   redisUrl: process.env.LOADTEST_REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
   cpuProfile: process.env.LOADTEST_CPU_PROF === '1',
+  batchAddresses: intFromEnv('LOADTEST_BATCH_ADDRESSES', 100_000, 0),
 };
 for (const c of settings.configs) if (c !== 'sqlite' && c !== 'postgres') throw new Error(`LOADTEST_CONFIGS: unknown ${c} (sqlite, postgres)`);
 
@@ -385,6 +390,8 @@ interface ConfigResult {
   firstErrors: string[];
   serverErrorLines: string[];
   scoresAfter: Record<string, number>;
+  /** The mix again while a batch is scored (LOADTEST_BATCH_ADDRESSES), or null. */
+  withBatch: { kinds: Record<Kind, KindResult>; batchAddresses: number; scoredInWindow: number; seconds: number } | null;
   exits: { label: string; code: number | null; signal: string | null }[];
 }
 
@@ -533,6 +540,16 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     // Scoring keeps going for submissions that answered PROCESSING; wait for it, then look.
     await waitUntil('the last submissions to be scored', 30_000, async () => allDone(ports[0] as number, scorer.id, key, addresses.length), 250).catch(() => {});
     const scoresAfter = await statusCounts(ports[0] as number, scorer.id, key, addresses.length);
+    const batchWindow =
+      settings.batchAddresses > 0 ? await whileBatchRuns(ports[0] as number, scorer.id, key, settings.batchAddresses, () => fire(ports, workload, settings.seconds)) : null;
+    const withBatch = batchWindow
+      ? {
+          kinds: Object.fromEntries(kinds.map((k) => [k, summarise(batchWindow.load.stats[k], batchWindow.load.duration)])) as Record<Kind, KindResult>,
+          batchAddresses: batchWindow.batchAddresses,
+          scoredInWindow: batchWindow.scoredInWindow,
+          seconds: batchWindow.load.duration,
+        }
+      : null;
 
     const perKind = Object.fromEntries(kinds.map((k) => [k, summarise(load.stats[k], load.duration)])) as Record<Kind, KindResult>;
     const merged: KindStats = { latencies: kinds.flatMap((k) => load.stats[k].latencies), statusCodes: {} };
@@ -558,6 +575,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
       firstErrors: load.firstErrors,
       serverErrorLines: procs.flatMap((p) => p.errorLines().map((l) => `${p.label}: ${l.slice(0, 4000)}`)),
       scoresAfter,
+      withBatch,
       exits,
     };
   } finally {
@@ -678,6 +696,15 @@ async function main(): Promise<number> {
         `${Object.entries(r.window.serverCpuMs).map(([label, ms]) => `${label} ${ms ?? 'n/a'} ms`).join(', ')}` +
         `${r.window.postgresBackendsCpuMs !== null ? `, PostgreSQL backends ${r.window.postgresBackendsCpuMs} ms` : ''}` +
         `, load generator ${r.window.loadGeneratorCpuMs} ms; whole machine ${r.window.machineCpuBusyPercent ?? 'n/a'} % busy`,
+    );
+  }
+
+  for (const r of results) {
+    if (!r.withBatch) continue;
+    const b = r.withBatch;
+    console.log(
+      `${r.name}: while a ${b.batchAddresses}-address batch was scored (${b.scoredInWindow} addresses in the window, ${fixed(b.scoredInWindow / b.seconds, 0)}/s): ` +
+        kinds.map((k) => `${kindLabels[k]} p50 ${fixed(r.kinds[k].p50, 2)} → ${fixed(b.kinds[k].p50, 2)} ms, p99 ${fixed(r.kinds[k].p99, 2)} → ${fixed(b.kinds[k].p99, 2)} ms`).join('; '),
     );
   }
 
