@@ -129,6 +129,24 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     expect(foreign.json().code).toBe('scorer_not_found');
   });
 
+  it('needs read_scores on every batch route (403 naming it), before the body is read', async () => {
+    const created = (await post(`/v2/scorers/${scorerId}/batches`, { addresses: [addressNo(1)] })).json();
+    const limited = await seedAccount(t.ctx, { permissions: ['submit_passports'] });
+    // The batch and the scorer belong to another account, but the permission is refused first.
+    const requests = [
+      () => post(`/v2/scorers/${limited.scorer.id}/batches`, '{"not":"parsed"', { 'content-type': 'application/json' }, limited.key),
+      () => post(`/v2/stamps/${limited.scorer.id}/scores`, { addresses: [addressNo(1)] }, {}, limited.key),
+      () => get(`/v2/batches/${created.id}`, {}, limited.key),
+      () => get(`/v2/batches/${created.id}/results`, {}, limited.key),
+    ];
+    for (const request of requests) {
+      const res = await request();
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toMatchObject({ code: 'permission_denied' });
+      expect(res.json().detail).toContain('read_scores');
+    }
+  });
+
   it('cancels a batch: nothing more is scored, the results leave unscored addresses out', async () => {
     const created = (await post(`/v2/scorers/${scorerId}/batches`, { addresses: Array.from({ length: 9 }, (_, i) => addressNo(i + 1)) })).json();
     const cancelled = await t.app.inject({ method: 'DELETE', url: `/v2/batches/${created.id}`, headers: { 'x-api-key': key } });
