@@ -91,3 +91,4 @@ export async function runBatchBench(database: string, dataDir: string, databaseU
   }
   return results;
 }
+

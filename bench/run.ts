@@ -11,9 +11,7 @@
  *            as served by default (the response cache on: after the first request, cache hits)
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
- *   batch    asynchronous batches of the pool (20 verified stamps each), addresses scored per
- *            second with one `stampgate worker` process and with two (bench/batch.ts)
- *
+ *   batch    batches of the pool, addresses/s with 1 and 2 workers (bench/batch.ts; in latest.json's setup)
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
  * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
@@ -39,10 +37,10 @@ import { type MachineUsage, machineMeter } from './machine.js';
 import { type BenchSettings, type CaseName, parseSettings, UsageError, usageText } from './options.js';
 import { benchProfileText } from './profile-summary.js';
 import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
+import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
-import { type BatchBenchResult, runBatchBench } from './batch.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -158,7 +156,7 @@ async function settle(target: RunningTarget): Promise<TargetCheck> {
 async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo | null }> {
   const records: CaseRecord[] = [];
   let info: TargetInfo | null = null;
-  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties');
+  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties' || c === 'v2-score');
   if (sharedCases.length > 0) {
     const profiled = sharedCases.find((c) => c === settings.profileCase);
     const target = await launch(spec, `stampgate-${database}`, profiled ? windowName(profiled, database) : null);
@@ -189,6 +187,10 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
         records.push({ ...record, after: await settle(target) });
       }
       if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
+      if (wanted.includes('v2-score')) {
+        const record = await measure(target, 'v2-score', database, v2ScoreLoad(apiKey, scorerId, pick, spec.expectedRawScore));
+        records.push({ ...record, after: await settle(target) });
+      }
     } finally {
       await target.stop();
     }
@@ -238,7 +240,6 @@ async function main(): Promise<number> {
   const records: CaseRecord[] = [];
   const setupInfo: Record<string, unknown> = {};
   let postgresNote: string | null = null;
-  const batchResults: BatchBenchResult[] = [];
 
   const interrupt = () => {
     console.error('\ninterrupted; cleaning up');
@@ -311,7 +312,7 @@ async function main(): Promise<number> {
           setupInfo[database] = { setup: run.info.setup, config: run.info.config };
         }
         records.push(...run.records);
-        if (stampCases.includes('batch')) batchResults.push(...(await runBatchBench(database, dataDir, databaseUrl, credentialsFile)));
+        if (stampCases.includes('batch')) setupInfo[`batch-${database}`] = await (await import('./batch.js')).runBatchBench(database, dataDir, databaseUrl, credentialsFile);
         if (database === 'postgres' && dropPostgres) {
           await dropPostgres();
           dropPostgres = null;
@@ -328,10 +329,6 @@ async function main(): Promise<number> {
   console.log('');
   console.log(resultsTable(records));
   console.log('');
-  for (const b of batchResults) {
-    console.log(`batch ${b.database}, ${b.workers} worker process(es): ${b.addressesPerSecond} addresses/s (${b.addresses} addresses × 20 stamps in ${b.seconds.toFixed(2)} s)`);
-  }
-  if (batchResults.length > 0) console.log('');
 
   // Issue 17's targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
@@ -378,7 +375,6 @@ async function main(): Promise<number> {
           profiled: r.profiled,
         })),
         profiles,
-        batch: batchResults,
         targets: targetResults,
         problems,
       },

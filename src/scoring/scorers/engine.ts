@@ -220,7 +220,7 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     (earliest, stamp) => (earliest === null || stamp.expirationDate.getTime() < earliest.getTime() ? stamp.expirationDate : earliest),
     null,
   );
-  const threshold = parseSetting(scorer.threshold, 'scorer threshold');
+  const threshold = parseCached(scorer.threshold, () => 'scorer threshold');
   const breakdown: BreakdownStamp[] = countedStamps.map((stamp, index) => ({
     provider: stamp.provider,
     score: formatScore(weights[index] as Big),
@@ -255,14 +255,30 @@ export function computeScore(input: ScoringInput): ScoreComputation {
 function parseWeightOverrides(weights: Readonly<Record<string, string>>): Map<string, Big> {
   const parsed = new Map<string, Big>();
   for (const [provider, text] of Object.entries(weights)) {
-    parsed.set(provider, parseSetting(text, `scorer weight of provider ${JSON.stringify(provider)}`));
+    parsed.set(provider, parseCached(text, () => `scorer weight of provider ${JSON.stringify(provider)}`));
   }
   return parsed;
 }
 
+// Weights and thresholds repeat across every scoring: each distinct text is parsed once. Big values
+// are never mutated (every operation returns a new one), so sharing them is safe; bounded so that
+// ever-changing settings cannot grow it without limit.
+const parsedSettings = new Map<string, Big>();
+const PARSED_SETTINGS_MAX = 4096;
+
+function parseCached(text: unknown, what: () => string): Big {
+  if (typeof text === 'string') {
+    const hit = parsedSettings.get(text);
+    if (hit !== undefined) return hit;
+  }
+  const value = parseSetting(text, what());
+  if (parsedSettings.size < PARSED_SETTINGS_MAX) parsedSettings.set(text as string, value);
+  return value;
+}
+
 function defaultWeight(provider: string, defaultWeights: ReadonlyMap<string, string>): Big {
   const text = defaultWeights.get(provider);
-  return parseSetting(text ?? '0', `default weight of provider ${JSON.stringify(provider)}`);
+  return parseCached(text ?? '0', () => `default weight of provider ${JSON.stringify(provider)}`);
 }
 
 function firstHeldByAnother(

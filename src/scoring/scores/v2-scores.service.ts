@@ -5,7 +5,7 @@ import { isScorerId } from '../accounts/accounts.service.js';
 import { type PassportScoringDeps, scorePassport } from '../jobs/passport-scoring.js';
 import type { ScoringOutcome } from '../jobs/scoring-jobs.repository.js';
 import { formatScore, parseDecimal } from '../scorers/decimal.js';
-import { formatScoringTimestamp } from '../timestamps.js';
+import { formatScoringTimestamp, parseTimestampFilter } from '../timestamps.js';
 import { NullifierTaken, type ScoreEventsRepository, type SettledScoring } from './score-events.repository.js';
 import type { ScoresRepository } from './scores.repository.js';
 import type { V2Score } from './v2-score.schema.js';
@@ -44,9 +44,23 @@ export interface ScoreNowOptions {
 }
 
 export interface ScoreNowResult {
-  score: V2Score;
+  /** The v2 score object (built on first access). */
+  readonly score: V2Score;
+  /** The score row it renders; `v2ScoreJson(row)` writes the same object as JSON text. */
+  row: ScoresTable;
   /** False when the stored result was served unchanged and nothing was written. */
   written: boolean;
+}
+
+function answer(row: ScoresTable, written: boolean): ScoreNowResult {
+  let score: V2Score | undefined;
+  return {
+    row,
+    written,
+    get score() {
+      return (score ??= toV2Score(row));
+    },
+  };
 }
 
 /** Errors of the scorer's own settings: a scoring that fails the same way every time. */
@@ -78,6 +92,22 @@ function holdsInPlace(outcome: ScoringOutcome, now: number): boolean {
 }
 
 const MAX_ATTEMPTS = 3;
+const DAY_MS = 86_400_000;
+
+/**
+ * A history moment to epoch ms: a date alone (`2026-03-01`) means the end of that UTC day, a
+ * date-time is read as the v1 timestamp filters are. Null when it is neither.
+ */
+export function parseHistoryMoment(raw: string): number | null {
+  const text = raw.trim();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const start = Date.parse(`${text}T00:00:00Z`);
+    // Refuses dates that do not exist (2026-02-30), which Date.parse would roll over.
+    if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== text) return null;
+    return start + DAY_MS - 1;
+  }
+  return parseTimestampFilter(text);
+}
 
 /**
  * v2 synchronous scoring: the same scorePassport and recordScoring as a v1 job, run in the
@@ -107,6 +137,24 @@ export function v2ScoreService(
 
   return {
     /**
+     * The v2 score of `address` as it was at `createdAt` (see parseHistoryMoment): the latest
+     * score.updated event at or before it. Never scores.
+     */
+    async scoreAt(scorerId: number, accountId: number, address: string, createdAt: string): Promise<V2Score> {
+      if (!isScorerId(scorerId)) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
+      const at = parseHistoryMoment(createdAt);
+      if (at === null) {
+        throw new AppError('invalid_timestamp', 'created_at must be an ISO 8601 date (2026-03-01) or date-time (2026-03-01T12:00:00+00:00).');
+      }
+      await deps.accounts.scorerOfAccount(scorerId, accountId);
+      const event = await deps.events.scoreAt(deps.database.db, scorerId, address, at);
+      if (!event) {
+        throw new AppError('score_not_found', `There is no score of ${address} for scorer ${scorerId} at or before ${formatScoringTimestamp(at)}.`, {}, { address });
+      }
+      return eventToV2Score(event);
+    },
+
+    /**
      * Scores `address` for the account's scorer now and records the result exactly as a v1
      * submission would; when nothing changed (same result, every hold in place) the stored row
      * is served and nothing is written. `address` must be a valid address in lower case.
@@ -118,13 +166,13 @@ export function v2ScoreService(
         const now = clock();
         const [stored, settled] = await Promise.all([deps.scores.find(scorerId, address), settle(scorerId, address, now)]);
         if (sameAsStored(stored, settled) && (settled.status === 'ERROR' || holdsInPlace(settled.outcome, now))) {
-          return { score: toV2Score(stored), written: false };
+          return answer(stored, false);
         }
         try {
           const { row } = await writeTransaction(deps.database, (trx) =>
             deps.events.recordScoring(trx, scorerId, address, settled, now, { withinTransaction: options.withinTransaction }),
           );
-          return { score: toV2Score(row), written: true };
+          return answer(row, true);
         } catch (error) {
           // Another address took a nullifier between scoring and recording: score again, as a job would.
           if (!(error instanceof NullifierTaken) || attempt >= MAX_ATTEMPTS) throw error;
