@@ -20,9 +20,7 @@
  * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
  * load generator and all other processes used meanwhile: a regression raises the CPU per request,
  * a busy machine lowers req/s with the CPU per request unchanged. Then one PASS/FAIL line per
- * target of issue 17 (bench/verdicts.ts).
- *
- * Results: a table on stdout and bench/results/latest.json.
+ * target of issue 17 (bench/verdicts.ts). Results: a table on stdout and bench/results/latest.json.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
