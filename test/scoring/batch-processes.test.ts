@@ -79,9 +79,13 @@ describe('a 100,000-address batch in a real serve process on SQLite', () => {
       NODE_OPTIONS: '--max-semi-space-size=2',
     });
     let peak = 0;
+    let phase = 'start';
+    const peaks: Record<string, number> = {};
     const sampler = setInterval(() => {
       try {
-        peak = Math.max(peak, memoryOf(serve.child.pid!).now);
+        const now = memoryOf(serve.child.pid!).now;
+        peak = Math.max(peak, now);
+        peaks[phase] = Math.max(peaks[phase] ?? 0, Math.round(now / MB));
       } catch {
         // The process has exited; the test fails on its own.
       }
@@ -89,6 +93,7 @@ describe('a 100,000-address batch in a real serve process on SQLite', () => {
     try {
       const base = `http://127.0.0.1:${port}`;
       await waitFor('serve to answer', 30_000, async () => (await fetch(`${base}/health/live`).catch(() => null))?.ok === true, 100);
+      phase = 'queueing';
       const body = JSON.stringify({ addresses: Array.from({ length: total }, (_, i) => addressNo(i)) });
       const created = await fetch(`${base}/v2/scorers/${scorer.id}/batches`, {
         method: 'POST',
@@ -99,6 +104,7 @@ describe('a 100,000-address batch in a real serve process on SQLite', () => {
       const { id } = (await created.json()) as { id: string };
       const startedAt = Date.now();
       const afterCreate = memoryOf(serve.child.pid!);
+      phase = 'scoring';
       let status: { status: string; done: number; failed: number } = { status: 'PENDING', done: 0, failed: 0 };
       await waitFor('the batch to finish', 280_000, async () => {
         status = (await (await fetch(`${base}/v2/batches/${id}`, { headers: { 'x-api-key': key } })).json()) as typeof status;
@@ -107,6 +113,7 @@ describe('a 100,000-address batch in a real serve process on SQLite', () => {
       const seconds = (Date.now() - startedAt) / 1000;
       expect(status).toMatchObject({ status: 'DONE', done: total, failed: 0 });
 
+      phase = 'streaming';
       const results = await fetch(`${base}/v2/batches/${id}/results`, { headers: { 'x-api-key': key, accept: 'text/csv' } });
       expect(results.status).toBe(200);
       let lines = 0;
@@ -132,7 +139,7 @@ describe('a 100,000-address batch in a real serve process on SQLite', () => {
       console.log(
         `100,000-address batch on SQLite: scored in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} addresses/s); serve RSS ` +
           `${(afterCreate.now / MB).toFixed(1)} MB once queued (peak so far ${(afterCreate.peak / MB).toFixed(1)}), ${(memory.now / MB).toFixed(1)} MB after ` +
-          `scoring and streaming, peak sampled ${(peak / MB).toFixed(1)} MB, VmHWM ${(memory.peak / MB).toFixed(1)} MB`,
+          `scoring and streaming, peak sampled ${(peak / MB).toFixed(1)} MB (by phase ${JSON.stringify(peaks)}), VmHWM ${(memory.peak / MB).toFixed(1)} MB`,
       );
       expect(memory.peak).toBeLessThan(200 * MB);
       expect(peak).toBeLessThan(200 * MB);

@@ -5,7 +5,7 @@ import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:time
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/connection.js';
 import type { V2Score } from '../scores/v2-score.schema.js';
-import { toV2Score } from '../scores/v2-scores.service.js';
+import { v2ScoreJson } from '../scores/v2-score-json.js';
 import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost, type ItemOutcome } from './batches.repository.js';
 
 /**
@@ -173,7 +173,7 @@ export class BatchWorker extends EventEmitter {
     try {
       const scored = await this.#score(scorerId, accountId, address, async (trx) => {
         // Runs after the score row was written, in its transaction: the result is that row.
-        const result = JSON.stringify(toV2Score(await this.#repo.scoreRowIn(trx, scorerId, address)));
+        const result = v2ScoreJson(await this.#repo.scoreRowIn(trx, scorerId, address));
         await this.#repo.finishItem(trx, chunk, this.owner, this.#clock(), leaseMs, position, { state: 'done', result, error: null });
       });
       if (!scored.written) {
