@@ -85,6 +85,16 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     expect(resumed.map((line) => JSON.parse(line).address)).toEqual([addressNo(3)]);
   });
 
+  it('follows a running batch: a results request made before scoring starts receives every row', async () => {
+    const addresses = Array.from({ length: 9 }, (_, i) => addressNo(i + 1));
+    const { id } = (await post(`/v2/scorers/${scorerId}/batches`, { addresses })).json();
+    const streamed = get(`/v2/batches/${id}/results`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.ctx.batches.worker.start();
+    const lines = (await streamed).body.trimEnd().split('\n').map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.address)).toEqual(addresses);
+  });
+
   it.each([
     ['a bad JSON address, by index', () => ({ addresses: [addressNo(1), addressNo(2), '0x12'] }), 'addresses[2]'],
     ['a bad CSV line, by line number', () => `address\n${addressNo(1)}\nnot-an-address\n`, 'Line 3'],

@@ -143,9 +143,9 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
      * nothing finished for `resultsWaitMs` (the client resumes with `offset` = lines received).
      * Checks ownership before the first byte, so refusals are ordinary error answers.
      */
-    async results(owner: Owner, id: string, format: ResultFormat, offset: number): Promise<AsyncIterable<string>> {
+    async results(owner: Owner, id: string, format: ResultFormat, offset: number, signal?: AbortSignal): Promise<AsyncIterable<string>> {
       const batch = await batchOfAccount(owner.accountId, id);
-      return resultLines(batch, format, offset);
+      return resultLines(batch, format, offset, signal);
     },
 
     /**
@@ -178,7 +178,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     return toBatchView(row);
   }
 
-  async function* resultLines(batch: BatchRow, format: ResultFormat, offset: number): AsyncGenerator<string> {
+  async function* resultLines(batch: BatchRow, format: ResultFormat, offset: number, signal?: AbortSignal): AsyncGenerator<string> {
     if (format === 'csv' && offset === 0) yield csvHeader;
     let next = offset;
     let lastProgress = clock();
@@ -212,7 +212,8 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
         cancelled = true;
         continue;
       }
-      if (clock() - lastProgress >= options.resultsWaitMs) return;
+      // A client that went away ends the wait at once (its stream is destroyed, never read again).
+      if (clock() - lastProgress >= options.resultsWaitMs || signal?.aborted) return;
       await sleep(options.resultsPollMs);
     }
   }

@@ -124,7 +124,9 @@ export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, bu
     async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
       const format = wantsCsv(request) ? 'csv' : 'ndjson';
-      const lines = await service.results(caller, request.params.id, format, request.query.offset ?? 0);
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const lines = await service.results(caller, request.params.id, format, request.query.offset ?? 0, gone.signal);
       return reply
         .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .header('cache-control', 'no-store')
