@@ -46,3 +46,25 @@ export async function whileBatchRuns<L>(port: number, scorerId: number, key: str
     batchStatusAfter: after.status ?? 'unknown',
   };
 }
+
+interface Latency {
+  p50: number;
+  p99: number;
+}
+
+/** One line comparing each route kind's latency without and with the batch running. */
+export function batchWindowLine<K extends string>(
+  name: string,
+  before: Record<K, Latency>,
+  window: BatchWindow<{ seconds: number; kinds: Record<K, Latency> }>,
+  labels: Record<K, string>,
+): string {
+  const kinds = Object.keys(labels) as K[];
+  const rate = Math.round(window.scoredInWindow / window.load.seconds);
+  return (
+    `${name}: while a ${window.batchAddresses}-address batch was scored (${window.scoredInWindow} addresses in the window, ${rate}/s): ` +
+    kinds
+      .map((k) => `${labels[k]} p50 ${before[k].p50.toFixed(2)} → ${window.load.kinds[k].p50.toFixed(2)} ms, p99 ${before[k].p99.toFixed(2)} → ${window.load.kinds[k].p99.toFixed(2)} ms`)
+      .join('; ')
+  );
+}

@@ -49,7 +49,7 @@ import pg from 'pg';
 import { describeSettings } from '../src/config/index.js';
 import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 import { buildCli, freePort } from '../test/helpers/processes.js';
-import { whileBatchRuns } from './batch-window.js';
+import { type BatchWindow, batchWindowLine, whileBatchRuns } from './batch-window.js';
 
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(repoDir, 'loadtest', 'results');
@@ -391,7 +391,7 @@ interface ConfigResult {
   serverErrorLines: string[];
   scoresAfter: Record<string, number>;
   /** The mix again while a batch is scored (LOADTEST_BATCH_ADDRESSES), or null. */
-  withBatch: { kinds: Record<Kind, KindResult>; batchAddresses: number; scoredInWindow: number; seconds: number } | null;
+  withBatch: BatchWindow<{ seconds: number; kinds: Record<Kind, KindResult> }> | null;
   exits: { label: string; code: number | null; signal: string | null }[];
 }
 
@@ -540,15 +540,11 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     // Scoring keeps going for submissions that answered PROCESSING; wait for it, then look.
     await waitUntil('the last submissions to be scored', 30_000, async () => allDone(ports[0] as number, scorer.id, key, addresses.length), 250).catch(() => {});
     const scoresAfter = await statusCounts(ports[0] as number, scorer.id, key, addresses.length);
-    const batchWindow =
-      settings.batchAddresses > 0 ? await whileBatchRuns(ports[0] as number, scorer.id, key, settings.batchAddresses, () => fire(ports, workload, settings.seconds)) : null;
-    const withBatch = batchWindow
-      ? {
-          kinds: Object.fromEntries(kinds.map((k) => [k, summarise(batchWindow.load.stats[k], batchWindow.load.duration)])) as Record<Kind, KindResult>,
-          batchAddresses: batchWindow.batchAddresses,
-          scoredInWindow: batchWindow.scoredInWindow,
-          seconds: batchWindow.load.duration,
-        }
+    const withBatch = settings.batchAddresses > 0
+      ? await whileBatchRuns(ports[0] as number, scorer.id, key, settings.batchAddresses, async () => {
+          const load = await fire(ports, workload, settings.seconds);
+          return { seconds: load.duration, kinds: Object.fromEntries(kinds.map((k) => [k, summarise(load.stats[k], load.duration)])) as Record<Kind, KindResult> };
+        })
       : null;
 
     const perKind = Object.fromEntries(kinds.map((k) => [k, summarise(load.stats[k], load.duration)])) as Record<Kind, KindResult>;
@@ -699,14 +695,7 @@ async function main(): Promise<number> {
     );
   }
 
-  for (const r of results) {
-    if (!r.withBatch) continue;
-    const b = r.withBatch;
-    console.log(
-      `${r.name}: while a ${b.batchAddresses}-address batch was scored (${b.scoredInWindow} addresses in the window, ${fixed(b.scoredInWindow / b.seconds, 0)}/s): ` +
-        kinds.map((k) => `${kindLabels[k]} p50 ${fixed(r.kinds[k].p50, 2)} → ${fixed(b.kinds[k].p50, 2)} ms, p99 ${fixed(r.kinds[k].p99, 2)} → ${fixed(b.kinds[k].p99, 2)} ms`).join('; '),
-    );
-  }
+  for (const r of results) if (r.withBatch) console.log(batchWindowLine(r.name, r.kinds, r.withBatch, kindLabels));
 
   const targets = results.flatMap((r) =>
     (['read', 'list'] as const).map((k) => ({

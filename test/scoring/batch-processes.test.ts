@@ -76,7 +76,7 @@ describe('a 100,000-address batch in a real serve process on SQLite', () => {
       PORT: String(port),
       BATCH_CONCURRENCY: '1',
       BATCH_POLL_MS: '50',
-      NODE_OPTIONS: '--max-semi-space-size=2',
+      NODE_OPTIONS: '--max-semi-space-size=2 --max-old-space-size=128',
     });
     let peak = 0;
     let phase = 'start';
