@@ -112,7 +112,7 @@ export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, bu
           'NDJSON, one v2 score object per address in input order (default), or CSV `address,score,passing_score,threshold,error` ' +
           'with `Accept: text/csv`. A running batch is followed: rows are sent as addresses finish, and the stream ends when the ' +
           `batch ends, or when no address finished for BATCH_RESULTS_WAIT_MS (${config.batchResultsWaitMs} ms here); resume with ` +
-          '`offset` = the number of result lines received. A failed address has `score: null` and `error`. Addresses of a cancelled ' +
+          '`offset` = the number of result lines received (CSV header not counted). A failed address has `error` set and score "0.00000". Addresses of a cancelled ' +
           'batch that were not scored are left out. Needs `read_scores`.',
         security: [{ apiKey: [] }],
         params: Type.Object({ id: BatchIdSchema }),
