@@ -49,6 +49,7 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     expect(created.headers.location).toBe(`/v2/batches/${batch.id}`);
     await runBatchToEnd(batch.id);
     expect((await get(`/v2/batches/${batch.id}`)).json()).toMatchObject({ status: 'DONE', total: 7, done: 7, failed: 0 });
+    expect((await t.app.inject({ url: '/metrics' })).body).toMatch(/^stampgate_batch_addresses_scored_total\{outcome="done"\} 7$/m);
 
     const results = await get(`/v2/batches/${batch.id}/results`);
     expect(results.statusCode).toBe(200);

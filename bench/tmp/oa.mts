@@ -1,0 +1,18 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAppContext } from '../../src/app-context.js';
+import { loadConfig } from '../../src/config/index.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { buildServer } from '../../src/server.js';
+const dir = mkdtempSync(join(tmpdir(), 'oa-'));
+const url = `sqlite:${dir}/t.sqlite`;
+const database = openDatabase(url);
+await migrateToLatest(database);
+const ctx = await createAppContext(loadConfig({ STAMPGATE_ENV: 'development', DATA_DIR: dir, DATABASE_URL: url }), database, { http: true });
+const app = await buildServer(ctx, { logger: false });
+await app.ready();
+const doc = (await app.inject({ url: '/openapi.json' })).json();
+for (const p of Object.keys(doc.paths).filter((p) => p.includes('batch') || p.endsWith('/scores'))) console.log(p, JSON.stringify(doc.paths[p]).slice(0, 700));
+await app.close(); await ctx.close();
