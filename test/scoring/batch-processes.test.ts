@@ -4,9 +4,11 @@
  * - memory: a 100,000-address batch sent to `stampgate serve` on SQLite as one JSON body, scored
  *   there to the end and streamed back whole, while the process's resident memory is read from
  *   /proc/<pid>/status (VmHWM, the peak): it stays under 200 MB. An idle `serve` is about 145 MB;
- *   V8 grows its young generation to 3 × 16 MB under any sustained allocation (a busy API server's
- *   too), which alone takes such a process past 200 MB whatever it holds, so the child runs with
- *   NODE_OPTIONS=--max-semi-space-size=2 (docs/operations.md, memory-constrained deployments); what
+ *   with V8's default heap sizing, any sustained allocation (a busy API server's too) grows the
+ *   young generation to 3 × 16 MB and lets old-space garbage pile up before a full collection,
+ *   which takes such a process to about 255 MB whatever it holds. So the child runs with the
+ *   memory-constrained settings of docs/operations.md, NODE_OPTIONS="--max-semi-space-size=2
+ *   --max-old-space-size=128" (peak about 160 MB; 198 MB with the semi-space setting alone). What
  *   the test shows is that nothing grows with the batch: no per-address retention, paged results;
  * - crash (both databases): a `stampgate worker` scoring a batch is killed with SIGKILL in the
  *   middle, another worker finishes it, and every address then has exactly one result, one score
