@@ -45,11 +45,12 @@ async function stopWorker(child: ChildProcess): Promise<void> {
  * Imports the pool's stamps into `databaseUrl`, then for 1 and 2 worker processes runs `rounds`
  * batches of the whole pool, each for a new scorer.
  */
-export async function runBatchBench(database: string, dataDir: string, databaseUrl: string, credentialsFile: string, rounds = 3): Promise<BatchBenchResult[]> {
+export async function runBatchBench(database: string, dataDir: string, databaseUrl: string, credentialsFile: string, rounds = 5): Promise<BatchBenchResult[]> {
   const env = serverEnv(dataDir, databaseUrl);
   const db = openDatabase(databaseUrl);
   await migrateToLatest(db);
-  const ctx = await createAppContext(loadConfig({ ...env, BATCH_CONCURRENCY: '0' }), db);
+  // Chunks of 25: the pool (200 addresses by default) is then shared by two workers.
+  const ctx = await createAppContext(loadConfig({ ...env, BATCH_CONCURRENCY: '0', BATCH_CHUNK_SIZE: '25' }), db);
   const results: BatchBenchResult[] = [];
   try {
     const documents = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { address: string; credentials: unknown[] }[];
