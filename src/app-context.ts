@@ -31,6 +31,7 @@ import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
+import { createBatchServices } from './scoring/batches/batch-services.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -127,6 +128,7 @@ export async function createAppContext(config: Config, database: Database, optio
   const webhooks = await createWebhookServices(config, database, { accounts, appendScoreEvent: v2.events.appendScoreEvent, ...options.webhooks });
   // A settled job may have appended a score event: this process's webhook worker looks at once.
   worker.on('settled', () => webhooks.worker.notify());
+  const batches = createBatchServices(config, database, { accounts, v2: v2.scores });
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
@@ -147,6 +149,7 @@ export async function createAppContext(config: Config, database: Database, optio
       await scores.drain();
       await worker.stop();
       await webhooks.worker.stop();
+      await batches.worker.stop();
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -166,6 +169,7 @@ export async function createAppContext(config: Config, database: Database, optio
     scores,
     v2,
     webhooks,
+    batches,
   };
 }
 

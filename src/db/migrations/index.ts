@@ -13,6 +13,7 @@ import { scorerSettings } from './0012-scorer-settings.js';
 import { scoreEvents } from './0013-score-events.js';
 import { keyPermissions } from './0014-key-permissions.js';
 import { webhooks } from './0015-webhooks.js';
+import { batches } from './0016-batches.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -32,5 +33,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0013-score-events': scoreEvents(dialect),
     '0014-key-permissions': keyPermissions(dialect),
     '0015-webhooks': webhooks(dialect),
+    '0016-batches': batches(dialect),
   };
 }
