@@ -71,7 +71,7 @@ const WRITING_GETS: Record<string, string[]> = {
   'GET /grants/v1/api/export_addresses/{file}': ['export_credentials'],
   'GET /grants/v1/api/export_info/{file}': ['export_credentials'],
   // v2 scores now and records the result as a v1 submission would (v2.md).
-  'GET /v2/stamps/{scorer_id}/score/{address}': ['scores', 'score_events', 'nullifier_holds'],
+  'GET /v2/stamps/{scorer_id}/score/{address}': ['scores', 'score_events', 'nullifier_holds', 'webhook_outbox'],
 };
 
 // Operations with a body limit of their own instead of BODY_LIMIT_BYTES.
