@@ -207,4 +207,6 @@ export const cachePrefix = {
   bounties: 'bounties:',
   grants: 'grants:',
   exports: 'exports:',
+  /** The legacy on-chain bounty read (chain data: expires by TTL, no import changes it). */
+  legacyBounty: 'legacy-bounty:',
 } as const;
