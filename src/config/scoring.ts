@@ -16,6 +16,8 @@ export interface ScoringConfig {
   scoringMaxAttempts: number;
   scoringBackoffMs: number;
   walletSessionTtlSeconds: number;
+  scoreCacheTtlMs: number;
+  scoreCacheMaxEntries: number;
 }
 
 export const scoringSettings: Settings<ScoringConfig> = {
@@ -89,6 +91,23 @@ export const scoringSettings: Settings<ScoringConfig> = {
     description: 'Scoring jobs one worker runs at the same time',
     defaultText: '4',
     parse: integer('SCORING_CONCURRENCY', 1, 256, 4),
+  },
+
+  scoreCacheTtlMs: {
+    key: 'scoreCacheTtlMs',
+    name: 'SCORE_CACHE_TTL_MS',
+    description:
+      'How long a finished score (DONE or ERROR) is answered from memory by the single-score read (0 disables). Every score write is announced on the process bus before it is acknowledged; across processes that needs REDIS_URL, so leave it 0 for several processes without Redis',
+    defaultText: '0',
+    parse: integer('SCORE_CACHE_TTL_MS', 0, 3_600_000, 0),
+  },
+
+  scoreCacheMaxEntries: {
+    key: 'scoreCacheMaxEntries',
+    name: 'SCORE_CACHE_MAX_ENTRIES',
+    description: 'Most scores the single-score read keeps in memory (each about 1 KB)',
+    defaultText: '50000',
+    parse: integer('SCORE_CACHE_MAX_ENTRIES', 1, 10_000_000, 50_000),
   },
 
   scoringLeaseMs: {

@@ -16,6 +16,8 @@ export interface ScoringWorkerOptions {
   maxAttempts: number;
   /** First retry delay; each further retry doubles it. */
   backoffBaseMs: number;
+  /** Announces a written score row to every process; awaited before `settled` (the acknowledgement). */
+  scoreWritten?: (scorerId: number, address: string) => Promise<void>;
   /** How often a running job's lease is renewed (default: a third of `leaseMs`, so two missed beats still keep it). */
   heartbeatMs?: number;
 }
@@ -151,6 +153,9 @@ export class ScoringWorker extends EventEmitter {
       outcome = await this.#recordFailure(job, error);
     } finally {
       stopHeartbeat();
+    }
+    if (outcome !== 'lost' && this.#options.scoreWritten) {
+      await this.#options.scoreWritten(job.scorer_id, job.address).catch((error) => this.emit('failure', error));
     }
     this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome, completingAt } satisfies JobSettled);
   }
