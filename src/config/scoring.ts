@@ -113,7 +113,7 @@ export const scoringSettings: Settings<ScoringConfig> = {
   scoringLeaseMs: {
     key: 'scoringLeaseMs',
     name: 'SCORING_LEASE_MS',
-    description: "How long a worker's claim on a job lasts; a job of a dead worker is taken over after it",
+    description: "How long a worker's claim on a job lasts; a running job's lease is renewed every third of it (heartbeat), so a dead worker's job is taken over one lease after its last beat",
     defaultText: '30000',
     parse: integer('SCORING_LEASE_MS', 100, 3_600_000, 30_000),
   },
