@@ -209,12 +209,14 @@ export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
 
 /** Request shapes whose parsed filter and cache key are remembered (a repeated query string skips parsing). */
 const PARSED_QUERIES_KEPT = 1000;
+const MAX_REMEMBERED_QUERY_LENGTH = 1024;
 
 export function bountyService(bounties: BountiesRepository, cache: PublicCache, clock: () => number = Date.now) {
   const parsed = new Map<string, { key: string; filter: BountyListFilter }>();
 
   function parse(query: BountyListQuery, baseUrl: string, requestKey: string | undefined) {
-    const memoKey = requestKey === undefined ? undefined : `${baseUrl}|${requestKey}`;
+    // Long query strings (a github_url list may run to 20 000 characters) are parsed each time, so the memo stays small.
+    const memoKey = requestKey === undefined || requestKey.length > MAX_REMEMBERED_QUERY_LENGTH ? undefined : `${baseUrl}|${requestKey}`;
     const known = memoKey === undefined ? undefined : parsed.get(memoKey);
     if (known) return known;
     const filter = parseBountyQuery(query);
