@@ -4,8 +4,8 @@
  * here as child processes, first on SQLite, then on PostgreSQL + Redis.
  *
  *   sqlite     1 `serve` (HTTP + its in-process scoring worker), SQLite file
- *   postgres   2 `serve --no-worker` API processes (no proxy: the connections are split between
- *              them) + 1 `worker`, one PostgreSQL database, REDIS_URL set (shared rate limits)
+ *   postgres   LOADTEST_API_PROCESSES (2) `serve --no-worker` API processes (no proxy: the connections
+ *              are split between them) + 1 `worker`, one PostgreSQL database, REDIS_URL set (shared rate limits)
  *
  * Workload, per request (autocannon, one `requests` entry whose setupRequest draws the kind by
  * weight, so the mix holds by request count whatever each kind's latency):
@@ -23,6 +23,7 @@
  *   LOADTEST_ADDRESSES        seeded and scored addresses (1000)
  *   LOADTEST_STAMPS           stamps per address (3)
  *   LOADTEST_CONFIGS          comma list of sqlite,postgres (both)
+ *   LOADTEST_API_PROCESSES    API processes of the postgres configuration (2); e.g. 4 to see how reads scale with processes
  *   LOADTEST_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/test)
  *   LOADTEST_REDIS_URL        (redis://127.0.0.1:6379)
  *   LOADTEST_BATCH_ADDRESSES  a second measured window runs while a batch of this many fresh addresses
@@ -76,6 +77,7 @@ const settings = {
   redisUrl: process.env.LOADTEST_REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
   cpuProfile: process.env.LOADTEST_CPU_PROF === '1',
   batchAddresses: intFromEnv('LOADTEST_BATCH_ADDRESSES', 100_000, 0),
+  apiProcesses: intFromEnv('LOADTEST_API_PROCESSES', 2, 1),
 };
 for (const c of settings.configs) if (c !== 'sqlite' && c !== 'postgres') throw new Error(`LOADTEST_CONFIGS: unknown ${c} (sqlite, postgres)`);
 
@@ -462,7 +464,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     setupMs.cliSetup = Date.now() - since;
 
     since = Date.now();
-    const apiCount = name === 'postgres' ? 2 : 1;
+    const apiCount = name === 'postgres' ? settings.apiProcesses : 1;
     const ports: number[] = [];
     for (let i = 0; i < apiCount; i++) {
       const port = await freePort();
@@ -553,7 +555,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     const exits = await stopAll(procs);
     return {
       name,
-      title: name === 'sqlite' ? 'SQLite: 1 serve (in-process worker)' : 'PostgreSQL+Redis: 2 serve --no-worker + 1 worker',
+      title: name === 'sqlite' ? 'SQLite: 1 serve (in-process worker)' : `PostgreSQL+Redis: ${settings.apiProcesses} serve --no-worker + 1 worker`,
       processes: procs.map((p) => p.label),
       setupMs,
       window: {
