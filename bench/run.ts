@@ -341,7 +341,6 @@ async function main(): Promise<number> {
   for (const { dir, window } of profiles) console.log(`\n${benchProfileText(dir, window, settings.profileTop)}`);
 
   problems.push(...brokenCases(records));
-
   // Results file
   let commit: string | null = null;
   try {
