@@ -12,7 +12,9 @@ export interface CallOptions {
 
 /** Submission options: the optional wallet signature of the signing message, and its nonce. */
 export interface SubmitOptions extends CallOptions {
+  /** EIP-191 signature of `GET /registry/signing-message`'s message by the address (proves the caller holds the wallet). */
   signature?: SubmitPassportBody['signature'];
+  /** The nonce that came with that signing message (single use). */
   nonce?: SubmitPassportBody['nonce'];
 }
 

@@ -15,13 +15,21 @@ export const ClientErrorCode = {
   httpError: 'http_error',
 } as const;
 
+/** The fields of a {@link StampgateError} (see there); for wrapping or re-creating one. */
 export interface StampgateErrorInit {
+  /** See {@link StampgateError.code}. */
   code: string;
+  /** See {@link StampgateError.status}. */
   status: number;
+  /** See {@link StampgateError.detail}. */
   detail: string;
+  /** See {@link StampgateError.body}. */
   body?: unknown;
+  /** See {@link StampgateError.retryAfterMs}. */
   retryAfterMs?: number | null;
+  /** See {@link StampgateError.requestId}. */
   requestId?: string | null;
+  /** The underlying failure (a `fetch` TypeError, an AbortSignal reason…), kept as the error's `cause`. */
   cause?: unknown;
 }
 

@@ -26,6 +26,7 @@ export interface RetryOptions {
   baseDelayMs?: number;
 }
 
+/** The `fetch` the client calls: it receives a complete `Request` (openapi-fetch builds it). */
 export type FetchFunction = (input: Request) => Promise<Response>;
 
 const RETRIED_STATUSES = new Set([429, 502, 503, 504]);

@@ -22,6 +22,7 @@ export interface VerifyWebhookInput {
   secret: string | readonly string[];
   /** The raw request body exactly as received, before any JSON parsing: a string, or its bytes. */
   body: string | Uint8Array;
+  /** The request's headers; `webhook-id`, `webhook-timestamp` and `webhook-signature` are read, in any case. */
   headers: WebhookHeaders;
 }
 
