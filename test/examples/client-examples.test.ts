@@ -1,0 +1,88 @@
+/**
+ * The examples/ scripts that use @stampgate/client, each run as its own process against a real
+ * listening server, and exercised the way their users would: over HTTP.
+ */
+import type { AddressInfo } from 'node:net';
+import { createClient } from '@stampgate/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateWebhookSecret, signWebhook } from '../../src/webhooks/signing.js';
+import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { giveStamps, testWallet } from '../helpers/stamps.js';
+import { RunningExample } from './run-example.js';
+
+describe.each(databaseKinds)('client examples against a listening server on %s', (kind) => {
+  let t: TestApp;
+  let baseUrl: string;
+  let apiKey: string;
+  let scorerId: string;
+  const running: RunningExample[] = [];
+
+  function start(name: string, env: Record<string, string>) {
+    const example = new RunningExample(name, env);
+    running.push(example);
+    return example;
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '0' });
+    t.ctx.worker.start();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const seeded = await seedAccount(t.ctx);
+    apiKey = seeded.key;
+    scorerId = String(seeded.scorer.id);
+  });
+  afterAll(async () => {
+    await Promise.all(running.map((example) => example.stop()));
+    await t.close();
+  });
+
+  it('gate-page: serves the members page to an address whose score reaches the threshold, 403 below it, 400 for a bad address', async () => {
+    const member = testWallet(601);
+    const visitor = testWallet(602);
+    await giveStamps(t.ctx, member.address, ['Google', 'Discord', 'Linkedin']);
+    await giveStamps(t.ctx, visitor.address, ['Google']);
+    // The threshold sits between the two addresses' scores, as the server computes them.
+    const client = createClient({ baseUrl, apiKey });
+    const memberScore = (await client.submitAndWait(scorerId, member.address, { intervalMs: 20 })).score;
+    const visitorScore = (await client.submitAndWait(scorerId, visitor.address, { intervalMs: 20 })).score;
+    expect(Number(memberScore)).toBeGreaterThan(Number(visitorScore));
+    const threshold = memberScore!;
+
+    const gate = start('gate-page', { BASE_URL: baseUrl, API_KEY: apiKey, SCORER_ID: scorerId, THRESHOLD: threshold, PORT: '0' });
+    const [, pageUrl] = await gate.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
+
+    const welcome = await fetch(`${pageUrl}/members?address=${member.address}`);
+    expect(welcome.status).toBe(200);
+    expect(await welcome.text()).toContain(`Your score is ${memberScore}`);
+
+    const refused = await fetch(`${pageUrl}/members?address=${visitor.address}`);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain(`needs ${threshold}`);
+
+    expect((await fetch(`${pageUrl}/members?address=0x1234`)).status).toBe(400);
+  });
+
+  it('webhook-receiver: accepts a signed delivery once (repeats ignored), refuses forged and unsigned ones', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = start('webhook-receiver', { WEBHOOK_SECRET: secret, PORT: '0' });
+    const [, receiverUrl] = await receiver.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
+    const url = `${receiverUrl}/webhooks/stampgate`;
+    const body = JSON.stringify({ type: 'score.updated', event_id: '9001', address: testWallet(603).address, score: '1.00000' });
+    const deliver = (headers: Record<string, string>, sent = body) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: sent });
+
+    const signed = signWebhook({ secret, id: '9001', body, timestamp: new Date() });
+    expect((await deliver(signed)).status).toBe(204);
+    expect((await deliver(signWebhook({ secret, id: '9001', body, timestamp: new Date() }))).status).toBe(204);
+    const forged = await deliver(signed, body.replace('1.00000', '99.00000'));
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({ code: 'invalid_signature' });
+    expect((await deliver({})).status).toBe(400);
+
+    const printed = await receiver.line(/^\{"id":"9001"/);
+    expect(JSON.parse(printed.input!)).toEqual({ id: '9001', payload: JSON.parse(body) });
+    expect(receiver.stdout.filter((line) => line.startsWith('{"id":'))).toHaveLength(1);
+  });
+});
