@@ -2,13 +2,18 @@
  * The examples/ scripts that use @stampgate/client, each run as its own process against a real
  * listening server, and exercised the way their users would: over HTTP.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createClient } from '@stampgate/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret, signWebhook } from '../../src/webhooks/signing.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps, testWallet } from '../helpers/stamps.js';
+import { bountyFixtures, importOk } from '../publicdata/fixtures.js';
 import { RunningExample } from './run-example.js';
 
 describe.each(databaseKinds)('client examples against a listening server on %s', (kind) => {
@@ -84,5 +89,29 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
     const printed = await receiver.line(/^\{"id":"9001"/);
     expect(JSON.parse(printed.input!)).toEqual({ id: '9001', payload: JSON.parse(body) });
     expect(receiver.stdout.filter((line) => line.startsWith('{"id":'))).toHaveLength(1);
+  });
+
+  it('the README’s first session in TypeScript runs as written and prints what it says', async () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const section = readme.slice(readme.indexOf('### The same from TypeScript'));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)![1]!;
+    const { scorer, key } = await seedAccount(t.ctx); // weighted, like the README's scorer 2
+    await giveStamps(t.ctx, '0x1111111111111111111111111111111111111111', ['Google', 'Discord', 'Linkedin']);
+    await importOk(t.ctx, { bounties: bountyFixtures() });
+    const dir = mkdtempSync(join(tmpdir(), 'stampgate-readme-'));
+    const file = join(dir, 'first-session.mts');
+    writeFileSync(file, code.replaceAll('http://localhost:8000', baseUrl).replace(/\((2)([,)])/g, `(${scorer.id}$2`));
+    try {
+      const snippet = new RunningExample(file, { KEY: key });
+      running.push(snippet);
+      expect(await snippet.exited, snippet.stderr.join('\n')).toBe(0);
+      expect(snippet.stdout[0]).toMatch(/^DONE 2\.57200 \{/);
+      expect(snippet.stdout[0]).toContain("Discord: '0.51600'");
+      expect(snippet.stdout[1]).toBe('0x1111111111111111111111111111111111111111 2.57200');
+      // is_open: not done and not expired (bounties 4 and 5 are).
+      expect(snippet.stdout.slice(2)).toEqual(['1 Alpha', '2 beta', '3 Gamma', '6 zeta']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -11,9 +11,10 @@ export class RunningExample {
   readonly exited: Promise<number | null>;
   #waiters: { pattern: RegExp; resolve: (match: RegExpMatchArray) => void }[] = [];
 
+  /** `name` is an example's name, or the absolute path of a script. */
   constructor(name: string, env: Record<string, string>, args: string[] = []) {
     // Only what the example documents, plus PATH: nothing of the test process leaks into it.
-    this.child = spawn(process.execPath, ['--import', 'tsx', `examples/${name}.ts`, ...args], {
+    this.child = spawn(process.execPath, ['--import', 'tsx', name.startsWith('/') ? name : `examples/${name}.ts`, ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
