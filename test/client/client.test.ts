@@ -12,6 +12,7 @@ import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps, testWallet } from '../helpers/stamps.js';
 import { bountyFixtures, importOk } from '../publicdata/fixtures.js';
 import { fakeClock, recordingFetch } from './helpers.js';
+import { systemClock } from '../../packages/client/src/transport.js';
 
 async function listen(t: TestApp): Promise<string> {
   await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -59,6 +60,17 @@ describe.each(databaseKinds)('@stampgate/client against a listening server on %s
     expect(clock.sleeps).toEqual([500, 750, 1125, 1688, 2000, 2000, 1937]);
     expect(clock.sleeps.reduce((a, b) => a + b, 0)).toBe(10_000);
     expect(recorder.requests.filter((r) => r.method === 'GET')).toHaveLength(clock.sleeps.length - 1);
+  });
+
+  it('an AbortSignal stops submitAndWait during its wait, with code aborted', async () => {
+    const wallet = testWallet(204);
+    await giveStamps(t.ctx, wallet.address, ['Google']);
+    const controller = new AbortController();
+    // The caller gives up while the client waits between polls.
+    const clock = { now: () => Date.now(), sleep: (ms: number, signal?: AbortSignal) => (controller.abort(), systemClock.sleep(ms, signal)) };
+    const waiting = createClient({ baseUrl, apiKey: key, clock });
+    const error = await rejection(waiting.submitAndWait(scorerId, wallet.address, { signal: controller.signal, intervalMs: 60_000 }));
+    expect(error).toMatchObject({ code: 'aborted', status: 0 });
   });
 
   it('submitAndWait submits once and polls until DONE: the record with its score and stamp_scores', async () => {
