@@ -27,6 +27,7 @@ import { stampService } from './scoring/stamps/stamps.service.js';
 import { stampsRepository } from './scoring/stamps/stamps.repository.js';
 import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
+import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 
 export interface ContextOptions {
@@ -119,6 +120,8 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
+  // One per process: it caches the smart-wallet endpoint's chain id.
+  const ownership = walletOwnership(config);
   return {
     config,
     database,
@@ -142,11 +145,11 @@ export async function createAppContext(config: Config, database: Database, optio
       await database.close();
     },
     nonces,
-    submissions: submissionService({ accounts, nonces, scores }),
+    submissions: submissionService({ accounts, nonces, scores, ownership }),
     issuers,
     stamps,
     stampPages: stampPageService(stampsRepo, catalogue),
-    wallet: createWalletServices(config, database, { stamps }),
+    wallet: createWalletServices(config, database, { stamps, ownership }),
     staking,
     publicData,
     jobs,
