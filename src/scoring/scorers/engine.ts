@@ -106,6 +106,26 @@ export interface ScoreComputation {
   ignored: IgnoredStamp[];
   /** In nullifier order. */
   claims: NullifierClaim[];
+  /** `rawScore` with five fraction digits: the v2 `score`, whatever the scorer type. */
+  rawScore5: string;
+  /** The scorer's threshold, five fraction digits. */
+  threshold: string;
+  /** The exact raw sum reaches the threshold (compared before rounding). */
+  passing: boolean;
+  /**
+   * The v2 per-stamp breakdown, in provider order: one entry per provider with a valid, live,
+   * deduplicable stamp. A counted provider shows its stamp's raw weight; a provider whose only
+   * stamps are held by other addresses shows its newest such stamp, weight `0.00000`, `dedup`.
+   */
+  breakdown: BreakdownStamp[];
+}
+
+export interface BreakdownStamp {
+  provider: string;
+  /** Five fraction digits. */
+  score: string;
+  dedup: boolean;
+  expirationDate: Date;
 }
 
 export function computeScore(input: ScoringInput): ScoreComputation {
@@ -122,6 +142,7 @@ export function computeScore(input: ScoringInput): ScoreComputation {
   const deduplicated: DeduplicatedStamp[] = [];
   const ignored: IgnoredStamp[] = [];
   const eligibleByProvider = new Map<string, CandidateStamp[]>();
+  const dedupStamps = new Map<string, CandidateStamp[]>();
 
   // Deduplication comes before choosing one stamp per provider. Choosing first
   // would let a held newest stamp hide an older one of the same provider whose
@@ -156,6 +177,9 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     const heldElsewhere = firstHeldByAnother(stamp, input.holds, address, isLive);
     if (heldElsewhere !== null) {
       deduplicated.push({ stampId: stamp.id, provider: stamp.provider, ...heldElsewhere });
+      const sameProviderHeld = dedupStamps.get(stamp.provider);
+      if (sameProviderHeld === undefined) dedupStamps.set(stamp.provider, [stamp]);
+      else sameProviderHeld.push(stamp);
       continue;
     }
     const sameProvider = eligibleByProvider.get(stamp.provider);
@@ -196,7 +220,24 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     (earliest, stamp) => (earliest === null || stamp.expirationDate.getTime() < earliest.getTime() ? stamp.expirationDate : earliest),
     null,
   );
+  const threshold = parseSetting(scorer.threshold, 'scorer threshold');
+  const breakdown: BreakdownStamp[] = countedStamps.map((stamp, index) => ({
+    provider: stamp.provider,
+    score: formatScore(weights[index] as Big),
+    dedup: false,
+    expirationDate: stamp.expirationDate,
+  }));
+  for (const [provider, held] of dedupStamps) {
+    if (eligibleByProvider.has(provider)) continue;
+    const newest = held.sort(newestFirst)[0] as CandidateStamp;
+    breakdown.push({ provider, score: '0.00000', dedup: true, expirationDate: newest.expirationDate });
+  }
+  breakdown.sort((a, b) => compareText(a.provider, b.provider));
   return {
+    rawScore5: formatScore(raw),
+    threshold: formatScore(threshold),
+    passing: raw.gte(threshold),
+    breakdown,
     rawScore: formatDecimal(raw),
     score: formatScore(typed.score),
     evidence: typed.evidence,
