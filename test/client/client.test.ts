@@ -88,6 +88,34 @@ describe.each(databaseKinds)('@stampgate/client against a listening server on %s
     expect(recorder.requests[0]).toMatchObject({ method: 'POST', path: '/registry/submit-passport', status: 200 });
   });
 
+  it('score() scores now without a submission (v1 reads then see it); scoreAt() reads the history', async () => {
+    const { account, scorer } = await seedAccount(t.ctx);
+    const { key: historyKey } = await t.ctx.apiKeys.create(account.id, { permissions: ['read_scores', 'submit_passports', 'historical_endpoint'] });
+    const v2 = createClient({ baseUrl, apiKey: historyKey });
+    const wallet = testWallet(210);
+    await giveStamps(t.ctx, wallet.address, ['Google', 'Discord']);
+    const before = new Date(Date.now() - 60_000);
+
+    const result = await v2.score(scorer.id, wallet.address);
+    expect(result.address).toBe(wallet.address);
+    expect(result.score).toMatch(/^\d+\.\d{5}$/);
+    expect(result.threshold).toMatch(/^\d+\.\d{5}$/);
+    expect(result.passing_score).toBe(Number(result.score) >= Number(result.threshold));
+    expect(Object.keys(result.stamps).sort()).toEqual(['Discord', 'Google']);
+    expect(result.error).toBeNull();
+    expect(result.points_data).toBeNull();
+    const v1 = await v2.getScore(scorer.id, wallet.address);
+    expect(v1).toMatchObject({ status: 'DONE', score: result.score });
+
+    const now = await v2.scoreAt(scorer.id, wallet.address, new Date(Date.now() + 1_000));
+    expect(now).toMatchObject({ address: wallet.address, score: result.score, passing_score: result.passing_score });
+    const tooEarly = await rejection(v2.scoreAt(scorer.id, wallet.address, before));
+    expect(tooEarly).toMatchObject({ status: 404, code: 'score_not_found', body: { address: wallet.address } });
+    // Without historical_endpoint (off by default) the history is refused; score() still works.
+    const refused = await rejection(createClient({ baseUrl, apiKey: key }).scoreAt(scorerId, wallet.address, new Date()));
+    expect(refused.status).toBe(403);
+  });
+
   it('errors are StampgateError with the server’s code, status and detail', async () => {
     const notSubmitted = await rejection(client.getScore(scorerId, testWallet(203).address));
     expect(notSubmitted).toMatchObject({ code: 'not_submitted', status: 404 });

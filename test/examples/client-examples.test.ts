@@ -48,14 +48,15 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
     const visitor = testWallet(602);
     await giveStamps(t.ctx, member.address, ['Google', 'Discord', 'Linkedin']);
     await giveStamps(t.ctx, visitor.address, ['Google']);
-    // The threshold sits between the two addresses' scores, as the server computes them.
+    // The scorer's threshold is set to the member's score (reached exactly), above the visitor's.
     const client = createClient({ baseUrl, apiKey });
-    const memberScore = (await client.submitAndWait(scorerId, member.address, { intervalMs: 20 })).score;
-    const visitorScore = (await client.submitAndWait(scorerId, visitor.address, { intervalMs: 20 })).score;
+    const memberScore = (await client.score(scorerId, member.address)).score;
+    const visitorScore = (await client.score(scorerId, visitor.address)).score;
     expect(Number(memberScore)).toBeGreaterThan(Number(visitorScore));
-    const threshold = memberScore!;
+    const threshold = memberScore;
+    await t.ctx.accounts.updateScorer(Number(scorerId), { threshold });
 
-    const gate = start('gate-page', { BASE_URL: baseUrl, API_KEY: apiKey, SCORER_ID: scorerId, THRESHOLD: threshold, PORT: '0' });
+    const gate = start('gate-page', { BASE_URL: baseUrl, API_KEY: apiKey, SCORER_ID: scorerId, PORT: '0' });
     const [, pageUrl] = await gate.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
 
     const welcome = await fetch(`${pageUrl}/members?address=${member.address}`);

@@ -4,7 +4,8 @@ import type { paths } from './generated/openapi.js';
 import { type Clock, type FetchFunction, type RetryOptions, fetchOnce, retryingFetch, systemClock } from './transport.js';
 import { submitAndWait, type SubmitAndWaitOptions } from './submit-and-wait.js';
 import { bountyPages, scorePages, stampPages, type PageOptions } from './paging.js';
-import type { Bounty, BountyFilters, ScoreListFilters, ScoreRead, ScoreRecord, StampItem, SubmittedScore } from './types.js';
+import type { Bounty, BountyFilters, ScoreListFilters, ScoreRead, ScoreRecord, StampItem, SubmittedScore, V2Score } from './types.js';
+import { scoreAt, scoreV2 } from './v2.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -46,6 +47,19 @@ export interface StampgateClient {
    * An `ERROR` record is returned, not thrown: its `error` says why scoring failed.
    */
   submitAndWait(scorerId: string | number, address: string, options?: SubmitAndWaitOptions): Promise<SubmittedScore | ScoreRead>;
+  /**
+   * `GET /v2/stamps/{scorer_id}/score/{address}`: scores the address **now** from its stored stamps
+   * (no submission needed) and answers synchronously: `score` (raw weighted sum), `passing_score`
+   * (score ≥ the scorer's threshold, compared exactly by the service), `threshold`, and every stamp
+   * with the weight it added. The key needs `read_scores`.
+   */
+  score(scorerId: string | number, address: string, options?: CallOptions): Promise<V2Score>;
+  /**
+   * The v2 score as it was at a moment (`…/history?created_at=`), from the service's score history;
+   * never re-scores. A `Date`, or an ISO 8601 date (the end of that UTC day) or date-time. No score by
+   * then: `score_not_found` (404). The key needs `historical_endpoint`.
+   */
+  scoreAt(scorerId: string | number, address: string, at: Date | string, options?: CallOptions): Promise<V2Score>;
   /**
    * Every score record of a scorer, oldest scoring first, fetched page by page as you iterate.
    * Paging is by `last_score_timestamp`, so a record re-scored while you iterate comes again with
@@ -91,6 +105,8 @@ export function createClient(options: ClientOptions): StampgateClient {
     submitPassport: (scorerId, address, submit = {}) => submitPassport(context, scorerId, address, submit),
     getScore: (scorerId, address, call = {}) => getScore(context, scorerId, address, call),
     submitAndWait: (scorerId, address, wait = {}) => submitAndWait(context, scorerId, address, wait),
+    score: (scorerId, address, call = {}) => scoreV2(context, scorerId, address, call),
+    scoreAt: (scorerId, address, at, call = {}) => scoreAt(context, scorerId, address, at, call),
     scores: (scorerId, filters = {}, paging = {}) => scorePages(context, String(scorerId), filters, paging),
     stamps: (address, paging = {}) => stampPages(context, address, paging),
     bounties: (filters = {}, paging = {}) => bountyPages(context, filters, paging),

@@ -27,3 +27,5 @@ export type StampItem = Ok<paths['/registry/stamps/{address}']['get']>['items'][
 export type Bounty = Ok<paths['/api/v0.1/bounties/']['get']>[number];
 /** Filters and ordering of the bounty list; paging is the iterator's business. */
 export type BountyFilters = Omit<Query<paths['/api/v0.1/bounties/']['get']>, 'limit' | 'offset' | 'pk__gt'>;
+/** A v2 score object (`GET /v2/stamps/{scorer_id}/score/{address}`): scored now, with `passing_score` and every stamp. */
+export type V2Score = Ok<paths['/v2/stamps/{scorer_id}/score/{address}']['get']>;
