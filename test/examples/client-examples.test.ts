@@ -56,7 +56,7 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
     const threshold = memberScore;
     await t.ctx.accounts.updateScorer(Number(scorerId), { threshold });
 
-    const gate = start('gate-page', { BASE_URL: baseUrl, API_KEY: apiKey, SCORER_ID: scorerId, PORT: '0' });
+    const gate = start('client/gate-page', { BASE_URL: baseUrl, API_KEY: apiKey, SCORER_ID: scorerId, PORT: '0' });
     const [, pageUrl] = await gate.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
 
     const welcome = await fetch(`${pageUrl}/members?address=${member.address}`);
@@ -72,7 +72,7 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
 
   it('webhook-receiver: accepts a signed delivery once (repeats ignored), refuses forged and unsigned ones', async () => {
     const secret = generateWebhookSecret();
-    const receiver = start('webhook-receiver', { WEBHOOK_SECRET: secret, PORT: '0' });
+    const receiver = start('client/webhook-receiver', { WEBHOOK_SECRET: secret, PORT: '0' });
     const [, receiverUrl] = await receiver.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
     const url = `${receiverUrl}/webhooks/stampgate`;
     const body = JSON.stringify({ type: 'score.updated', event_id: '9001', address: testWallet(603).address, score: '1.00000' });

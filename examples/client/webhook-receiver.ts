@@ -8,7 +8,7 @@
  * or older than five minutes gets 400.
  *
  * Usage:
- *   WEBHOOK_SECRET=whsec_… PORT=4000 npx tsx examples/webhook-receiver.ts
+ *   WEBHOOK_SECRET=whsec_… PORT=4000 npx tsx examples/client/webhook-receiver.ts
  *   then register http(s)://<this host>:4000/webhooks/stampgate as the scorer's webhook URL.
  *
  * Environment:

@@ -9,7 +9,7 @@
  * a wallet signature, e.g. Sign-In with Ethereum).
  *
  * Usage:
- *   BASE_URL=http://localhost:8000 API_KEY=… SCORER_ID=1 npx tsx examples/gate-page.ts
+ *   BASE_URL=http://localhost:8000 API_KEY=… SCORER_ID=1 npx tsx examples/client/gate-page.ts
  *   curl 'http://127.0.0.1:3000/members?address=0x…'
  *
  * Environment:
