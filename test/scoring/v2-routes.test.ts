@@ -99,6 +99,20 @@ describe.each(databaseKinds)('v2 routes on %s', (kind) => {
     expect(await t.ctx.database.db.selectFrom('scores').selectAll().where('address', '=', nobody).execute()).toEqual([]);
   });
 
+  it('a scorer whose settings cannot be used answers 200 with error, records ERROR, and v1 shows it', async () => {
+    await giveStamps(t.ctx, alice, ['Google']);
+    await t.ctx.database.db.updateTable('scorers').set({ weights: '{"Google":"not a number"}' }).where('id', '=', scorerId).execute();
+    const res = await get(`/v2/stamps/${scorerId}/score/${alice}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ score: '0.00000', passing_score: false, threshold: '20.00000', stamps: {}, expiration_timestamp: null });
+    expect(res.json().error).toMatch(/settings cannot be used/);
+    expect((await get(`/registry/score/${scorerId}/${alice}`)).json()).toMatchObject({ status: 'ERROR', score: null, error: res.json().error });
+    // The same failure again is no change: one ERROR event.
+    expect((await get(`/v2/stamps/${scorerId}/score/${alice}`)).statusCode).toBe(200);
+    const events = await t.ctx.database.db.selectFrom('score_events').select(['status', 'error']).execute();
+    expect(events).toEqual([{ status: 'ERROR', error: res.json().error }]);
+  });
+
   it('refuses bad created_at with invalid_timestamp', async () => {
     for (const bad of ['yesterday', '2026-02-30', '2026-13-01T00:00:00Z', '']) {
       const res = await history(bad);

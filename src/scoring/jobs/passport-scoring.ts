@@ -73,8 +73,20 @@ export function breakdownJson(breakdown: readonly BreakdownStamp[]): string {
     Object.fromEntries(
       breakdown.map((stamp) => [
         stamp.provider,
-        { score: stamp.score, dedup: stamp.dedup, expiration_date: formatScoringTimestamp(stamp.expirationDate.getTime()) },
+        { score: stamp.score, dedup: stamp.dedup, expiration_date: expiryText(stamp.expirationDate.getTime()) },
       ]),
     ),
   );
+}
+
+// Stamp expiries repeat on every scoring of an address: each is formatted once (bounded).
+const expiryTexts = new Map<number, string>();
+
+function expiryText(ms: number): string {
+  let text = expiryTexts.get(ms);
+  if (text === undefined) {
+    if (expiryTexts.size >= 100_000) expiryTexts.clear();
+    expiryTexts.set(ms, (text = formatScoringTimestamp(ms)));
+  }
+  return text;
 }

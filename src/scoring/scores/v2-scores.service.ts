@@ -44,9 +44,23 @@ export interface ScoreNowOptions {
 }
 
 export interface ScoreNowResult {
-  score: V2Score;
+  /** The v2 score object (built on first access). */
+  readonly score: V2Score;
+  /** The score row it renders; `v2ScoreJson(row)` writes the same object as JSON text. */
+  row: ScoresTable;
   /** False when the stored result was served unchanged and nothing was written. */
   written: boolean;
+}
+
+function answer(row: ScoresTable, written: boolean): ScoreNowResult {
+  let score: V2Score | undefined;
+  return {
+    row,
+    written,
+    get score() {
+      return (score ??= toV2Score(row));
+    },
+  };
 }
 
 /** Errors of the scorer's own settings: a scoring that fails the same way every time. */
@@ -152,13 +166,13 @@ export function v2ScoreService(
         const now = clock();
         const [stored, settled] = await Promise.all([deps.scores.find(scorerId, address), settle(scorerId, address, now)]);
         if (sameAsStored(stored, settled) && (settled.status === 'ERROR' || holdsInPlace(settled.outcome, now))) {
-          return { score: toV2Score(stored), written: false };
+          return answer(stored, false);
         }
         try {
           const { row } = await writeTransaction(deps.database, (trx) =>
             deps.events.recordScoring(trx, scorerId, address, settled, now, { withinTransaction: options.withinTransaction }),
           );
-          return { score: toV2Score(row), written: true };
+          return answer(row, true);
         } catch (error) {
           // Another address took a nullifier between scoring and recording: score again, as a job would.
           if (!(error instanceof NullifierTaken) || attempt >= MAX_ATTEMPTS) throw error;

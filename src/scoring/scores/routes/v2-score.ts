@@ -6,6 +6,7 @@ import { AddressSchema, ScorerIdSchema } from '../../../http/schemas.js';
 import { typed } from '../../../http/typebox.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { V2ScoreSchema } from '../v2-score.schema.js';
+import { v2ScoreJson } from '../v2-score-json.js';
 
 const Params = Type.Object({ scorer_id: ScorerIdSchema, address: AddressSchema });
 
@@ -36,10 +37,11 @@ export function v2ScoreRoutes(instance: FastifyInstance, ctx: AppContext): void 
         response: { 200: V2ScoreSchema, ...errorResponses(400, 401, 403, 404, 429, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      const { score } = await ctx.v2.scores.scoreNow(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
-      return score;
+      const { row } = await ctx.v2.scores.scoreNow(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      // The body is written by hand (see v2ScoreJson); the schema above documents it.
+      return reply.type('application/json; charset=utf-8').serializer(v2ScoreJson).send(row as never);
     },
   );
 
