@@ -30,12 +30,15 @@ import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
+import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
   log?: Pick<FastifyBaseLogger, 'warn' | 'info'>;
   /** This process serves HTTP and needs the shared rate-limit store. */
   http?: boolean;
+  /** Clock, jitter and DNS of the webhook worker (tests). */
+  webhooks?: Omit<WebhookServicesOptions, 'accounts' | 'appendScoreEvent'>;
 }
 
 const silentLog = { warn: () => {}, info: () => {} };
@@ -121,6 +124,9 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
+  const webhooks = await createWebhookServices(config, database, { accounts, appendScoreEvent: v2.events.appendScoreEvent, ...options.webhooks });
+  // A settled job may have appended a score event: this process's webhook worker looks at once.
+  worker.on('settled', () => webhooks.worker.notify());
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
@@ -140,6 +146,7 @@ export async function createAppContext(config: Config, database: Database, optio
     async close(): Promise<void> {
       await scores.drain();
       await worker.stop();
+      await webhooks.worker.stop();
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -158,6 +165,7 @@ export async function createAppContext(config: Config, database: Database, optio
     worker,
     scores,
     v2,
+    webhooks,
   };
 }
 

@@ -13,12 +13,22 @@ import { type SecurityConfig, securitySettings } from './security.js';
 import { type StakingConfig, stakingSettings } from './staking.js';
 import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
 import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
+import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig;
 
-const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings, ...smartWalletSettings };
+const settings = {
+  ...serverSettings,
+  ...databaseSettings,
+  ...scoringSettings,
+  ...securitySettings,
+  ...stakingSettings,
+  ...publicdataSettings,
+  ...smartWalletSettings,
+  ...webhooksSettings,
+};
 
 export class ConfigError extends Error {
   readonly problems: string[];

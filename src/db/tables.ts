@@ -2,6 +2,7 @@ import type { Generated } from 'kysely';
 import type { PublicDataTables } from './tables/public-data.js';
 import type { StakingTables } from './tables/staking.js';
 import type { WalletTables } from './tables/wallet.js';
+import type { WebhookTables } from './tables/webhooks.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -153,7 +154,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;
