@@ -14,6 +14,7 @@ import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps, testWallet } from '../helpers/stamps.js';
 import { bountyFixtures, importOk } from '../publicdata/fixtures.js';
+import { freePort } from '../helpers/processes.js';
 import { RunningExample } from './run-example.js';
 
 describe.each(databaseKinds)('client examples against a listening server on %s', (kind) => {
@@ -30,7 +31,7 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
   }
 
   beforeAll(async () => {
-    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '0' });
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     t.ctx.worker.start();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -114,5 +115,27 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('webhook-receiver: gets the service’s real delivery of a score change, signature checked', async () => {
+    const { scorer, key } = await seedAccount(t.ctx);
+    const client = createClient({ baseUrl, apiKey: key });
+    const port = await freePort();
+    const { data: webhook } = await client.api.POST('/v2/scorers/{scorer_id}/webhooks', {
+      params: { path: { scorer_id: String(scorer.id) } },
+      body: { url: `http://127.0.0.1:${port}/webhooks/stampgate`, events: ['score.updated'] },
+    });
+    expect(webhook?.secret).toMatch(/^whsec_/);
+    const receiver = start('client/webhook-receiver', { WEBHOOK_SECRET: webhook!.secret, PORT: String(port) });
+    await receiver.line(/^listening on /);
+
+    const address = testWallet(805).address;
+    await giveStamps(t.ctx, address, ['Google']);
+    const scored = await client.score(scorer.id, address);
+    await t.ctx.webhooks.worker.runOnce();
+    const printed = await receiver.line(/^\{"id":/);
+    const { id, payload } = JSON.parse(printed.input!) as { id: string; payload: Record<string, unknown> };
+    expect(payload).toMatchObject({ type: 'score.updated', address, score: scored.score, scorer_id: scorer.id, event_id: id });
+    expect(receiver.stderr.filter((line) => line.startsWith('refused'))).toEqual([]);
   });
 });

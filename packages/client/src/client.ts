@@ -4,8 +4,8 @@ import type { paths } from './generated/openapi.js';
 import { type Clock, type FetchFunction, type RetryOptions, fetchOnce, retryingFetch, systemClock } from './transport.js';
 import { submitAndWait, type SubmitAndWaitOptions } from './submit-and-wait.js';
 import { bountyPages, scorePages, stampPages, type PageOptions } from './paging.js';
-import type { Bounty, BountyFilters, ScoreListFilters, ScoreRead, ScoreRecord, StampItem, SubmittedScore, V2Score } from './types.js';
-import { scoreAt, scoreV2 } from './v2.js';
+import type { Bounty, BountyFilters, ScoreEvent, ScoreListFilters, ScoreRead, ScoreRecord, StampItem, SubmittedScore, V2Score } from './types.js';
+import { eventPages, scoreAt, scoreV2, type EventOptions } from './v2.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -61,6 +61,12 @@ export interface StampgateClient {
    */
   scoreAt(scorerId: string | number, address: string, at: Date | string, options?: CallOptions): Promise<V2Score>;
   /**
+   * The scorer's score events (`score.updated`, `score.expiring`), oldest first, from `after`; with
+   * `follow: true` it keeps polling once caught up (stop with `break` or the signal). `data` is the
+   * body a webhook of the event carries.
+   */
+  events(scorerId: string | number, options?: EventOptions): AsyncIterableIterator<ScoreEvent>;
+  /**
    * Every score record of a scorer, oldest scoring first, fetched page by page as you iterate.
    * Paging is by `last_score_timestamp`, so a record re-scored while you iterate comes again with
    * its new score, and none is skipped.
@@ -107,6 +113,7 @@ export function createClient(options: ClientOptions): StampgateClient {
     submitAndWait: (scorerId, address, wait = {}) => submitAndWait(context, scorerId, address, wait),
     score: (scorerId, address, call = {}) => scoreV2(context, scorerId, address, call),
     scoreAt: (scorerId, address, at, call = {}) => scoreAt(context, scorerId, address, at, call),
+    events: (scorerId, feed = {}) => eventPages(context, scorerId, feed),
     scores: (scorerId, filters = {}, paging = {}) => scorePages(context, String(scorerId), filters, paging),
     stamps: (address, paging = {}) => stampPages(context, address, paging),
     bounties: (filters = {}, paging = {}) => bountyPages(context, filters, paging),

@@ -10,6 +10,7 @@ export { createClient, type ClientOptions, type StampgateClient } from './client
 export type { CallOptions, SubmitOptions } from './calls.js';
 export type { SubmitAndWaitOptions } from './submit-and-wait.js';
 export type { PageOptions } from './paging.js';
+export type { EventOptions } from './v2.js';
 export { StampgateError, ClientErrorCode, type StampgateErrorInit, parseRetryAfter } from './errors.js';
 export type { Clock, FetchFunction, RetryOptions } from './transport.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookInput, type WebhookHeaders, type VerifiedWebhook } from './webhooks.js';
