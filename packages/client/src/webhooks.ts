@@ -9,6 +9,7 @@
  */
 import { Webhook, WebhookVerificationError as LibraryVerificationError } from 'standardwebhooks';
 import { StampgateError } from './errors.js';
+import type { ScoreEvent } from './types.js';
 
 /** The headers of the received request: a fetch `Headers`, or Node's `IncomingHttpHeaders`/any plain record. */
 export type WebhookHeaders = { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -63,7 +64,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 
 /**
  * Checks a webhook delivery's signature and its timestamp (within five minutes of now, the Standard
- * Webhooks replay window) and returns its id, time and parsed payload. Throws
+ * Webhooks replay window) and returns its id, time and parsed payload (typed as the event feed's
+ * `data`, the same object; pass a type argument to narrow it). Throws
  * {@link WebhookVerificationError} otherwise.
  *
  * @example
@@ -71,7 +73,7 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
  * const { id, payload } = verifyWebhook({ secret: process.env.STAMPGATE_WEBHOOK_SECRET!, body: rawBody, headers: req.headers });
  * ```
  */
-export function verifyWebhook<Payload = unknown>(input: VerifyWebhookInput): VerifiedWebhook<Payload> {
+export function verifyWebhook<Payload = ScoreEvent['data']>(input: VerifyWebhookInput): VerifiedWebhook<Payload> {
   const id = header(input.headers, 'webhook-id');
   const timestamp = header(input.headers, 'webhook-timestamp');
   const signature = header(input.headers, 'webhook-signature');
