@@ -14,10 +14,11 @@ import { type StakingConfig, stakingSettings } from './staking.js';
 import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
 import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
 import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
+import { type BatchConfig, batchSettings } from './batches.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig;
 
 const settings = {
   ...serverSettings,
@@ -28,6 +29,7 @@ const settings = {
   ...publicdataSettings,
   ...smartWalletSettings,
   ...webhooksSettings,
+  ...batchSettings,
 };
 
 export class ConfigError extends Error {

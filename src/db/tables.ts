@@ -3,6 +3,7 @@ import type { PublicDataTables } from './tables/public-data.js';
 import type { StakingTables } from './tables/staking.js';
 import type { WalletTables } from './tables/wallet.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { BatchTables } from './tables/batches.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -154,7 +155,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;
