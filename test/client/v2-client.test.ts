@@ -1,6 +1,6 @@
 /**
- * The v2 helpers of @stampgate/client against a real listening server on both databases: the event
- * feed (queued batches join when the batch routes land).
+ * The v2 helpers of @stampgate/client against a real listening server on both databases: the
+ * synchronous batch, queued batches with streamed results, and the event feed.
  */
 import type { AddressInfo } from 'node:net';
 import { createClient, StampgateError, type StampgateClient } from '@stampgate/client';
@@ -28,8 +28,9 @@ describe.each(databaseKinds)('@stampgate/client v2 helpers against a listening s
   const wallets = [701, 702, 703, 704, 705].map((seed) => testWallet(seed).address);
 
   beforeAll(async () => {
-    t = await createTestApp(kind);
+    t = await createTestApp(kind, { BATCH_CHUNK_SIZE: '2', BATCH_POLL_MS: '20' });
     t.ctx.worker.start();
+    t.ctx.batches.worker.start();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     const seeded = await seedAccount(t.ctx);
@@ -41,6 +42,43 @@ describe.each(databaseKinds)('@stampgate/client v2 helpers against a listening s
     await giveStamps(t.ctx, wallets[3]!, ['Linkedin']);
   });
   afterAll(async () => t.close());
+
+  it('scoreMany answers in input order, a repeated address twice, each as score() answers it', async () => {
+    const items = await client.scoreMany(scorerId, [wallets[0]!, wallets[2]!, wallets[0]!]);
+    expect(items.map((item) => item.address)).toEqual([wallets[0], wallets[2], wallets[0]]);
+    expect(items[0]).toEqual(items[2]);
+    for (const item of items) {
+      const single = await client.score(scorerId, item.address);
+      expect({ score: single.score, passing: single.passing_score, stamps: single.stamps }).toEqual({
+        score: item.score,
+        passing: item.passing_score,
+        stamps: item.stamps,
+      });
+    }
+    const invalid = await rejection(client.scoreMany(scorerId, [wallets[0]!, 'nope']));
+    expect(invalid).toMatchObject({ status: 400, code: 'invalid_address' });
+  });
+
+  it('createBatch + batchResults: every result once, in input order, equal to the single v2 read; the batch ends DONE', async () => {
+    const list = [...wallets, wallets[1]!];
+    const batch = await client.createBatch(scorerId, list);
+    expect(batch).toMatchObject({ status: 'PENDING', total: list.length, done: 0 });
+    const results = [];
+    for await (const result of client.batchResults(batch.id)) results.push(result);
+    expect(results.map((r) => r.address)).toEqual(list);
+    for (const result of results) {
+      expect(result.error).toBeNull();
+      expect(result.score).toBe((await client.score(scorerId, result.address)).score);
+    }
+    const finished = await client.getBatch(batch.id);
+    expect(finished).toMatchObject({ id: batch.id, status: 'DONE', done: list.length, failed: 0 });
+    expect((await client.cancelBatch(batch.id)).status).toBe('DONE');
+
+    const elsewhere = createClient({ baseUrl, apiKey: (await seedAccount(t.ctx)).key });
+    expect(await rejection(elsewhere.getBatch(batch.id))).toMatchObject({ status: 404 });
+    const readNothing = elsewhere.batchResults(batch.id);
+    expect(await rejection(readNothing.next())).toMatchObject({ status: 404 });
+  });
 
   it('events(): the feed oldest first, resumable with after, and following new events with follow', async () => {
     const { scorer, key: feedKey } = await seedAccount(t.ctx);

@@ -31,8 +31,9 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
   }
 
   beforeAll(async () => {
-    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', BATCH_POLL_MS: '20' });
     t.ctx.worker.start();
+    t.ctx.batches.worker.start();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     const seeded = await seedAccount(t.ctx);
@@ -112,6 +113,28 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
       expect(snippet.stdout[1]).toBe('0x1111111111111111111111111111111111111111 2.57200');
       // is_open: not done and not expired (bounties 4 and 5 are).
       expect(snippet.stdout.slice(2)).toEqual(['1 Alpha', '2 beta', '3 Gamma', '6 zeta']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('airdrop-batch: queues the list as a batch and writes the addresses that pass as CSV', async () => {
+    const { scorer, key } = await seedAccount(t.ctx);
+    const list = [testWallet(801), testWallet(802), testWallet(803), testWallet(804)].map((w) => w.address);
+    await giveStamps(t.ctx, list[0]!, ['Google', 'Discord', 'Linkedin']);
+    await giveStamps(t.ctx, list[2]!, ['Google', 'Discord', 'Linkedin']);
+    await giveStamps(t.ctx, list[3]!, ['Google']);
+    const passing = (await createClient({ baseUrl, apiKey: key }).score(scorer.id, list[0]!)).score;
+    await t.ctx.accounts.updateScorer(scorer.id, { threshold: passing });
+    const dir = mkdtempSync(join(tmpdir(), 'stampgate-airdrop-'));
+    const file = join(dir, 'addresses.csv');
+    writeFileSync(file, `address\n${list.join('\n')}\n`);
+    try {
+      const airdrop = new RunningExample('client/airdrop-batch', { BASE_URL: baseUrl, API_KEY: key, SCORER_ID: String(scorer.id) }, [file]);
+      running.push(airdrop);
+      expect(await airdrop.exited, airdrop.stderr.join('\n')).toBe(0);
+      expect(airdrop.stdout).toEqual(['address,score', `${list[0]},${passing}`, `${list[2]},${passing}`]);
+      expect(airdrop.stderr.at(-1)).toBe('2 of 4 addresses pass; 0 could not be scored');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

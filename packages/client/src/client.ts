@@ -4,8 +4,8 @@ import type { paths } from './generated/openapi.js';
 import { type Clock, type FetchFunction, type RetryOptions, fetchOnce, retryingFetch, systemClock } from './transport.js';
 import { submitAndWait, type SubmitAndWaitOptions } from './submit-and-wait.js';
 import { bountyPages, scorePages, stampPages, type PageOptions } from './paging.js';
-import type { Bounty, BountyFilters, ScoreEvent, ScoreListFilters, ScoreRead, ScoreRecord, StampItem, SubmittedScore, V2Score } from './types.js';
-import { eventPages, scoreAt, scoreV2, type EventOptions } from './v2.js';
+import type { Batch, Bounty, BountyFilters, ScoreEvent, ScoreListFilters, ScoreRead, ScoreRecord, StampItem, SubmittedScore, V2Score } from './types.js';
+import { batchResults, cancelBatch, createBatch, eventPages, getBatch, scoreAt, scoreMany, scoreV2, type EventOptions } from './v2.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -61,6 +61,28 @@ export interface StampgateClient {
    */
   scoreAt(scorerId: string | number, address: string, at: Date | string, options?: CallOptions): Promise<V2Score>;
   /**
+   * `POST /v2/stamps/{scorer_id}/scores`: up to 100 addresses scored now, answered in input order (an
+   * address listed twice is answered twice). Costs one rate-limit unit per address; any invalid
+   * address is `invalid_address` (400) and nothing is scored.
+   */
+  scoreMany(scorerId: string | number, addresses: readonly string[], options?: CallOptions): Promise<V2Score[]>;
+  /**
+   * Queues a batch (`POST /v2/scorers/{scorer_id}/batches`, up to 100 000 addresses): scored in the
+   * background, durably, each address once. Read the results with {@link StampgateClient.batchResults}.
+   * Over the key's daily batch quota: `batch_quota_exceeded` (429, `retryAfterMs` to the next UTC day).
+   */
+  createBatch(scorerId: string | number, addresses: readonly string[], options?: CallOptions): Promise<Batch>;
+  /** A batch and its progress (`status`: PENDING, RUNNING, DONE or CANCELLED; `done`, `failed`, `total`). */
+  getBatch(id: string, options?: CallOptions): Promise<Batch>;
+  /** Cancels a batch: addresses not scored yet will not be; results so far are kept. */
+  cancelBatch(id: string, options?: CallOptions): Promise<Batch>;
+  /**
+   * Every result of a batch in input order, as the addresses finish (v2 score objects; a failed
+   * address has `error` set), streamed as NDJSON and resumed until the batch has ended: one
+   * `for await` reads each result once, holding one line at a time.
+   */
+  batchResults(id: string, options?: CallOptions): AsyncIterableIterator<V2Score>;
+  /**
    * The scorer's score events (`score.updated`, `score.expiring`), oldest first, from `after`; with
    * `follow: true` it keeps polling once caught up (stop with `break` or the signal). `data` is the
    * body a webhook of the event carries.
@@ -113,6 +135,11 @@ export function createClient(options: ClientOptions): StampgateClient {
     submitAndWait: (scorerId, address, wait = {}) => submitAndWait(context, scorerId, address, wait),
     score: (scorerId, address, call = {}) => scoreV2(context, scorerId, address, call),
     scoreAt: (scorerId, address, at, call = {}) => scoreAt(context, scorerId, address, at, call),
+    scoreMany: (scorerId, addresses, call = {}) => scoreMany(context, scorerId, addresses, call),
+    createBatch: (scorerId, addresses, call = {}) => createBatch(context, scorerId, addresses, call),
+    getBatch: (id, call = {}) => getBatch(context, id, call),
+    cancelBatch: (id, call = {}) => cancelBatch(context, id, call),
+    batchResults: (id, call = {}) => batchResults(context, id, call),
     events: (scorerId, feed = {}) => eventPages(context, scorerId, feed),
     scores: (scorerId, filters = {}, paging = {}) => scorePages(context, String(scorerId), filters, paging),
     stamps: (address, paging = {}) => stampPages(context, address, paging),

@@ -29,5 +29,7 @@ export type Bounty = Ok<paths['/api/v0.1/bounties/']['get']>[number];
 export type BountyFilters = Omit<Query<paths['/api/v0.1/bounties/']['get']>, 'limit' | 'offset' | 'pk__gt'>;
 /** A v2 score object (`GET /v2/stamps/{scorer_id}/score/{address}`): scored now, with `passing_score` and every stamp. */
 export type V2Score = Ok<paths['/v2/stamps/{scorer_id}/score/{address}']['get']>;
+/** A queued batch and its progress (`GET /v2/batches/{id}`). */
+export type Batch = Ok<paths['/v2/batches/{id}']['get']>;
 /** One event of the feed (`GET /v2/scorers/{scorer_id}/events`); `data` is the body a webhook of the event carries. */
 export type ScoreEvent = Ok<paths['/v2/scorers/{scorer_id}/events']['get']>['items'][number];
