@@ -12,12 +12,13 @@ import { type ScoringConfig, scoringSettings } from './scoring.js';
 import { type SecurityConfig, securitySettings } from './security.js';
 import { type StakingConfig, stakingSettings } from './staking.js';
 import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
+import { type PortalConfig, portalSettings } from './portal.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & PortalConfig;
 
-const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings };
+const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings, ...portalSettings };
 
 export class ConfigError extends Error {
   readonly problems: string[];
