@@ -43,6 +43,10 @@ export interface ApiKeysTable {
   tier: number;
   can_submit: number;
   can_read: number;
+  /** 1 = the key may manage its account's scorers and keys (`create_scorers`). */
+  can_create_scorers: number;
+  /** 1 = the key may read score history (`historical_endpoint`); off unless granted. */
+  can_read_history: number;
   revoked_at: number | null;
   created_at: number;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors.js';
 import type { Caller } from '../scoring/accounts/api-keys.service.js';
+import { permissionNames } from '../scoring/accounts/permissions.js';
 import { isCsrfTokenOf, type PortalSession, type PortalSessionService } from './portal-sessions.service.js';
 import type { UsageCounter } from './usage-counter.js';
 
@@ -47,7 +48,7 @@ export function sessionCookie(config: Config, request: FastifyRequest, token: st
 
 /** What the API routes see of a portal session: the account owner, every permission, a budget of its own. */
 function sessionCaller(session: PortalSession): Caller {
-  return { keyId: 0, accountId: session.accountId, prefix: `portal-${session.accountId}`, tier: PORTAL_SESSION_TIER, canSubmit: true, canRead: true };
+  return { keyId: 0, accountId: session.accountId, prefix: `portal-${session.accountId}`, tier: PORTAL_SESSION_TIER, permissions: permissionNames };
 }
 
 /**

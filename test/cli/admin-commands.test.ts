@@ -45,7 +45,7 @@ describe.each(databaseKinds)('stampgate admin commands on %s', (kind) => {
     expect(key.code).toBe(0);
     const created = key.json();
     expect(created.key).toMatch(new RegExp(`^${created.prefix}\\.`));
-    expect(created).toMatchObject({ tier: 2, canSubmit: true, canRead: false });
+    expect(created).toMatchObject({ tier: 2, permissions: ['submit_passports', 'create_scorers'] });
 
     const keys = await runCli(['keys', 'list'], env);
     expect(keys.out).toContain(created.prefix);

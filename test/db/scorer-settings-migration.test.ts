@@ -28,7 +28,7 @@ describe.each(databaseKinds)('0012-scorer-settings on %s', (kind) => {
       const score = (scorerId: number) => ({ scorer_id: scorerId, address: '0x01', status: 'DONE', score: '1.00000', evidence: null, error: null, last_score_timestamp: 1 });
       await db.insertInto('scores').values([score(first.id), score(second.id)]).execute();
 
-      expect(await migrateToLatest(database)).toEqual(['0012-scorer-settings']);
+      expect((await migrateToLatest(database))[0]).toBe('0012-scorer-settings');
       const scorers = await db.selectFrom('scorers').selectAll().orderBy('id').execute();
       expect(scorers.map((s) => [s.name, s.type, s.weights, Number(s.requires_signature), Number(s.updated_at), s.settings])).toEqual([
         ['weighted', 'weighted', '{"Google":"2"}', 1, 2, '{}'],

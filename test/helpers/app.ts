@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
+import type { Permission } from '../../src/scoring/accounts/permissions.js';
 import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
 import { type DatabaseKind, openMigratedTestDatabase, type TestDatabase } from './databases.js';
@@ -36,13 +37,14 @@ export async function createTestApp(kind: DatabaseKind, env: Record<string, stri
 }
 
 /** An account with a scorer and a key, the usual starting point of an HTTP test. */
-export async function seedAccount(ctx: AppContext, options: { tier?: number; canSubmit?: boolean; canRead?: boolean; type?: 'weighted' | 'binary' } = {}) {
+export async function seedAccount(ctx: AppContext, options: { tier?: number; canSubmit?: boolean; canRead?: boolean; permissions?: Permission[]; type?: 'weighted' | 'binary' } = {}) {
   const account = await ctx.accounts.createAccount('Test account');
   const scorer = await ctx.accounts.createScorer(account.id, { name: 'Test scorer', type: options.type ?? 'weighted' });
   const { key, apiKey } = await ctx.apiKeys.create(account.id, {
     tier: options.tier ?? 1,
     canSubmit: options.canSubmit,
     canRead: options.canRead,
+    ...(options.permissions ? { permissions: options.permissions } : {}),
   });
   return { account, scorer, key, apiKey };
 }

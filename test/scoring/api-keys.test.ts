@@ -37,8 +37,8 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
 
   it('authenticates the full key and refuses a wrong secret, a malformed key and no key', async () => {
     const keys = service();
-    const { key } = await keys.create(accountId, { tier: 3, canRead: false });
-    await expect(keys.authenticate(key)).resolves.toMatchObject({ accountId, tier: 3, canSubmit: true, canRead: false });
+    const { key } = await keys.create(accountId, { tier: 3, permissions: ['submit_passports'] });
+    await expect(keys.authenticate(key)).resolves.toMatchObject({ accountId, tier: 3, permissions: ['submit_passports'] });
     const wrongSecret = `${key.split('.')[0]}.${'A'.repeat(43)}`;
     await expect(keys.authenticate(wrongSecret)).rejects.toMatchObject({ code: 'invalid_api_key', status: 401 });
     await expect(keys.authenticate('nonsense')).rejects.toMatchObject({ code: 'invalid_api_key' });
@@ -73,5 +73,58 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
     await expect(keys.create(accountId, { name: '  ' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(keys.create(accountId + 100)).rejects.toMatchObject({ code: 'not_found' });
     expect(await database.db.selectFrom('api_keys').selectAll().execute()).toHaveLength(0);
+  });
+
+  it('gives a new key every permission but historical_endpoint, and the older shorthand still drops one', async () => {
+    const keys = service();
+    const plain = await keys.create(accountId);
+    expect(plain.apiKey.permissions).toEqual(['submit_passports', 'read_scores', 'create_scorers']);
+    await expect(keys.authenticate(plain.key)).resolves.toMatchObject({ permissions: ['submit_passports', 'read_scores', 'create_scorers'] });
+    const noRead = await keys.create(accountId, { canRead: false });
+    expect(noRead.apiKey.permissions).toEqual(['submit_passports', 'create_scorers']);
+    const chosen = await keys.create(accountId, { permissions: ['historical_endpoint', 'read_scores', 'read_scores'] });
+    expect(chosen.apiKey.permissions).toEqual(['read_scores', 'historical_endpoint']);
+    const none = await keys.create(accountId, { permissions: [] });
+    expect(none.apiKey.permissions).toEqual([]);
+    const row = await database.db.selectFrom('api_keys').selectAll().where('prefix', '=', chosen.apiKey.prefix).executeTakeFirstOrThrow();
+    expect([row.can_submit, row.can_read, row.can_create_scorers, row.can_read_history].map(Number)).toEqual([0, 1, 0, 1]);
+  });
+
+  it('refuses an unknown permission name and creates nothing', async () => {
+    const keys = service();
+    await expect(keys.create(accountId, { permissions: ['read_scores', 'admin' as never] })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('"admin"'),
+    });
+    expect(await database.db.selectFrom('api_keys').selectAll().execute()).toHaveLength(0);
+  });
+
+  it('changes a key’s permissions at once in its own process even with a long cache, and tells the others', async () => {
+    const changed: string[] = [];
+    const keys = apiKeyService(apiKeysRepository(database.db), accountsRepository(database.db), {
+      ttlMs: 600_000,
+      notifyChange: async (prefix) => void changed.push(prefix),
+    });
+    const { key, apiKey } = await keys.create(accountId);
+    await expect(keys.authenticate(key)).resolves.toMatchObject({ permissions: ['submit_passports', 'read_scores', 'create_scorers'] });
+    const updated = await keys.setPermissions(apiKey.prefix, ['historical_endpoint', 'read_scores']);
+    expect(updated.permissions).toEqual(['read_scores', 'historical_endpoint']);
+    expect(changed).toEqual([apiKey.prefix]);
+    await expect(keys.authenticate(key)).resolves.toMatchObject({ permissions: ['read_scores', 'historical_endpoint'] });
+    expect((await keys.find(apiKey.prefix)).permissions).toEqual(['read_scores', 'historical_endpoint']);
+  });
+
+  it('refuses to change an unknown, foreign or revoked key, or to set an unknown permission, changing nothing', async () => {
+    const keys = service();
+    const { apiKey } = await keys.create(accountId);
+    const other = (await accountsRepository(database.db).insertAccount('b', Date.now())).id;
+    await expect(keys.setPermissions('zzzzzzzz', ['read_scores'])).rejects.toMatchObject({ code: 'not_found' });
+    await expect(keys.setPermissions(apiKey.prefix, ['read_scores'], { accountId: other })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(keys.find(apiKey.prefix, { accountId: other })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(keys.setPermissions(apiKey.prefix, ['everything' as never])).rejects.toMatchObject({ code: 'invalid_request' });
+    expect((await keys.find(apiKey.prefix, { accountId })).permissions).toEqual(['submit_passports', 'read_scores', 'create_scorers']);
+    await keys.revoke(apiKey.prefix);
+    await expect(keys.setPermissions(apiKey.prefix, ['read_scores'])).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('revoked') });
+    expect((await keys.find(apiKey.prefix)).permissions).toEqual(['submit_passports', 'read_scores', 'create_scorers']);
   });
 });

@@ -4,7 +4,7 @@ import { type CliIo, report, withAppContext } from '../context.js';
 import { positiveInteger, tier } from '../parsers.js';
 
 function describe(key: ApiKey): string {
-  const permissions = [key.canSubmit && 'submit_passports', key.canRead && 'read_scores'].filter(Boolean).join(',') || 'none';
+  const permissions = key.permissions.join(',') || 'none';
   const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'active';
   return `${key.prefix}\taccount ${key.accountId}\t${key.name}\ttier ${key.tier}\t${permissions}\t${state}`;
 }

@@ -10,6 +10,7 @@ import { bountyVocabulary } from './0010-bounty-vocabulary.js';
 import { shippedEmpty } from './placeholders.js';
 import { security } from './0011-security.js';
 import { scorerSettings } from './0012-scorer-settings.js';
+import { keyPermissions } from './0014-key-permissions.js';
 import { portal } from './0018-portal.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
@@ -27,6 +28,7 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0010-bounty-vocabulary': bountyVocabulary(dialect),
     '0011-security': security(dialect),
     '0012-scorer-settings': scorerSettings(dialect),
+    '0014-key-permissions': keyPermissions(dialect),
     '0018-portal': portal(dialect),
   };
 }

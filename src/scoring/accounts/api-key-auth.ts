@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ApiKeyService, Caller } from './api-keys.service.js';
+import type { Permission } from './permissions.js';
+
+export type { Permission } from './permissions.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,13 +30,10 @@ export function apiKeyAuthentication(apiKeys: ApiKeyService) {
   };
 }
 
-export type Permission = 'submit_passports' | 'read_scores';
-
 /** The authenticated caller, refused with 403 when its key lacks the permission. */
 export function requirePermission(request: FastifyRequest, permission: Permission): Caller {
   const caller = request.caller;
   if (!caller) throw new AppError('missing_api_key', 'Send your API key in the X-API-KEY header.');
-  const allowed = permission === 'submit_passports' ? caller.canSubmit : caller.canRead;
-  if (!allowed) throw new AppError('permission_denied', `This API key does not have the ${permission} permission.`);
+  if (!caller.permissions.includes(permission)) throw new AppError('permission_denied', `This API key does not have the ${permission} permission.`);
   return caller;
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/connection.js';
 import type { ApiKeysTable } from '../../db/tables.js';
+import type { PermissionColumns } from './permissions.js';
 
 export type ApiKeyRow = Omit<ApiKeysTable, 'id'> & { id: number };
 
@@ -16,6 +17,16 @@ export function apiKeysRepository(db: Db) {
       let query = db.selectFrom('api_keys').selectAll().orderBy('id');
       if (accountId !== undefined) query = query.where('account_id', '=', accountId);
       return query.execute();
+    },
+    /** Changes the permissions of a live key; undefined when there is none (or it is revoked). */
+    async setPermissions(prefix: string, columns: PermissionColumns): Promise<ApiKeyRow | undefined> {
+      return db
+        .updateTable('api_keys')
+        .set(columns)
+        .where('prefix', '=', prefix)
+        .where('revoked_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
     },
     async revoke(prefix: string, now: number): Promise<ApiKeyRow | undefined> {
       return db

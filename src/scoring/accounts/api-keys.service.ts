@@ -2,6 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { AccountsRepository } from './accounts.repository.js';
 import type { ApiKeyRow, ApiKeysRepository } from './api-keys.repository.js';
+import { defaultPermissions, isPermission, normalizePermissions, type Permission, permissionNames, permissionsFromColumns, permissionsToColumns } from './permissions.js';
+
+export type { Permission } from './permissions.js';
 
 export type Tier = 1 | 2 | 3 | 4;
 
@@ -11,8 +14,8 @@ export interface ApiKey {
   prefix: string;
   name: string;
   tier: Tier;
-  canSubmit: boolean;
-  canRead: boolean;
+  /** In canonical order (`permissionNames`). */
+  permissions: readonly Permission[];
   revokedAt: Date | null;
   createdAt: Date;
 }
@@ -23,8 +26,7 @@ export interface Caller {
   accountId: number;
   prefix: string;
   tier: Tier;
-  canSubmit: boolean;
-  canRead: boolean;
+  permissions: readonly Permission[];
 }
 
 const prefixAlphabet = 'abcdefghijkmnpqrstuvwxyz23456789';
@@ -52,8 +54,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     prefix: row.prefix,
     name: row.name,
     tier: row.tier as Tier,
-    canSubmit: row.can_submit === 1,
-    canRead: row.can_read === 1,
+    permissions: permissionsFromColumns(row),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
     createdAt: new Date(row.created_at),
   };
@@ -62,8 +63,29 @@ function toApiKey(row: ApiKeyRow): ApiKey {
 export interface NewKeyOptions {
   name?: string;
   tier?: number;
+  /** The key's permissions; by default every one but `historical_endpoint`. */
+  permissions?: readonly Permission[];
+  /** @deprecated Older shorthand: `false` drops `submit_passports` from the default set (ignored with `permissions`). */
   canSubmit?: boolean;
+  /** @deprecated Older shorthand: `false` drops `read_scores` from the default set (ignored with `permissions`). */
   canRead?: boolean;
+}
+
+/** The permissions a new key gets from its options. */
+function requestedPermissions(options: NewKeyOptions): Permission[] {
+  if (options.permissions) return checkedPermissions(options.permissions);
+  return defaultPermissions.filter(
+    (p) => !(p === 'submit_passports' && options.canSubmit === false) && !(p === 'read_scores' && options.canRead === false),
+  );
+}
+
+/** Callers outside TypeScript (HTTP bodies, the CLI) can hand over any string: refuse unknown names. */
+function checkedPermissions(permissions: readonly string[]): Permission[] {
+  const unknown = permissions.filter((p) => !isPermission(p));
+  if (unknown.length > 0) {
+    throw new AppError('invalid_request', `Unknown permission ${unknown.map((n) => `"${n}"`).join(', ')}; use ${permissionNames.join(', ')}.`);
+  }
+  return normalizePermissions(permissions as Permission[]);
 }
 
 export interface KeyCacheOptions {
@@ -113,8 +135,7 @@ export function apiKeyService(
         key_hash: hashApiKey(key),
         name,
         tier,
-        can_submit: options.canSubmit === false ? 0 : 1,
-        can_read: options.canRead === false ? 0 : 1,
+        ...permissionsToColumns(requestedPermissions(options)),
         revoked_at: null,
         created_at: clock(),
       });
@@ -128,6 +149,33 @@ export function apiKeyService(
 
     async list(accountId?: number): Promise<ApiKey[]> {
       return (await repo.list(accountId)).map(toApiKey);
+    },
+
+    /** One key by prefix (revoked ones too); `accountId` limits it to that account's keys. */
+    async find(prefix: string, scope: { accountId?: number } = {}): Promise<ApiKey> {
+      const row = await repo.findByPrefix(prefix);
+      if (!row || (scope.accountId !== undefined && row.account_id !== scope.accountId)) {
+        throw new AppError('not_found', `There is no key with prefix ${prefix}.`);
+      }
+      return toApiKey(row);
+    },
+
+    /**
+     * Replaces a live key's permissions. Every process drops the key from its cache (the
+     * `apiKeyChanged` event), so the change holds from the next request anywhere. `accountId`
+     * limits it to that account's keys (another account's key is not found, never forbidden).
+     */
+    async setPermissions(prefix: string, permissions: readonly Permission[], scope: { accountId?: number } = {}): Promise<ApiKey> {
+      const wanted = checkedPermissions(permissions);
+      const existing = await repo.findByPrefix(prefix);
+      if (!existing || (scope.accountId !== undefined && existing.account_id !== scope.accountId)) {
+        throw new AppError('not_found', `There is no key with prefix ${prefix}.`);
+      }
+      const row = await repo.setPermissions(prefix, permissionsToColumns(wanted));
+      if (!row) throw new AppError('invalid_request', `The key ${prefix} is revoked; its permissions can no longer change.`);
+      cache.delete(prefix);
+      await cacheOptions.notifyChange?.(prefix);
+      return toApiKey(row);
     },
 
     async revoke(prefix: string): Promise<ApiKey> {
@@ -159,8 +207,7 @@ export function apiKeyService(
         accountId: row.account_id,
         prefix: row.prefix,
         tier: row.tier as Tier,
-        canSubmit: row.can_submit === 1,
-        canRead: row.can_read === 1,
+        permissions: permissionsFromColumns(row),
       };
     },
   };
