@@ -28,6 +28,7 @@ import { stampsRepository } from './scoring/stamps/stamps.repository.js';
 import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
+import { createPortalServices } from './portal/portal-services.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -119,6 +120,8 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
+  const portal = createPortalServices(config, database, { accounts, apiKeys, log });
+  if (options.http) portal.usage.start();
   return {
     config,
     database,
@@ -134,6 +137,7 @@ export async function createAppContext(config: Config, database: Database, optio
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       await scores.drain();
+      await portal.usage.stop();
       await worker.stop();
       await staking.indexer?.stop();
       await signals.close();
@@ -149,6 +153,7 @@ export async function createAppContext(config: Config, database: Database, optio
     wallet: createWalletServices(config, database, { stamps }),
     staking,
     publicData,
+    portal,
     jobs,
     worker,
     scores,
