@@ -27,6 +27,7 @@ import { stampService } from './scoring/stamps/stamps.service.js';
 import { stampsRepository } from './scoring/stamps/stamps.repository.js';
 import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
+import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 import { createPortalServices } from './portal/portal-services.js';
 
@@ -120,7 +121,9 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
-  const portal = createPortalServices(config, database, { accounts, apiKeys, log });
+  // One per process: it caches the smart-wallet endpoint's chain id.
+  const ownership = walletOwnership(config);
+  const portal = createPortalServices(config, database, { accounts, apiKeys, ownership, log });
   if (options.http) portal.usage.start();
   return {
     config,
@@ -146,11 +149,11 @@ export async function createAppContext(config: Config, database: Database, optio
       await database.close();
     },
     nonces,
-    submissions: submissionService({ accounts, nonces, scores }),
+    submissions: submissionService({ accounts, nonces, scores, ownership }),
     issuers,
     stamps,
     stampPages: stampPageService(stampsRepo, catalogue),
-    wallet: createWalletServices(config, database, { stamps }),
+    wallet: createWalletServices(config, database, { stamps, ownership }),
     staking,
     publicData,
     portal,

@@ -13,12 +13,13 @@ import { type SecurityConfig, securitySettings } from './security.js';
 import { type StakingConfig, stakingSettings } from './staking.js';
 import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
 import { type PortalConfig, portalSettings } from './portal.js';
+import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & PortalConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & PortalConfig;
 
-const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings, ...portalSettings };
+const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings, ...smartWalletSettings, ...portalSettings };
 
 export class ConfigError extends Error {
   readonly problems: string[];

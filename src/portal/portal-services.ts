@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { WalletOwnership } from '../chain/wallet-ownership.js';
 import type { Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import type { AccountService } from '../scoring/accounts/accounts.service.js';
@@ -12,6 +13,7 @@ import { usageRepository } from './usage.repository.js';
 export interface PortalDeps {
   accounts: AccountService;
   apiKeys: ApiKeyService;
+  ownership: WalletOwnership;
   log: Pick<FastifyBaseLogger, 'warn' | 'info'>;
   clock?: () => number;
 }
@@ -27,6 +29,7 @@ export function createPortalServices(config: Config, database: Database, deps: P
       nonceTtlSeconds: config.nonceTtlSeconds,
       allowedChainIds: config.siweAllowedChainIds,
       signup: config.portalSignup,
+      ownership: deps.ownership,
       clock,
     }),
     usage,

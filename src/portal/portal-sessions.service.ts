@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { WalletOwnership } from '../chain/wallet-ownership.js';
 import { AppError } from '../errors.js';
 import type { Account, AccountService } from '../scoring/accounts/accounts.service.js';
 import { formatScoringTimestamp } from '../scoring/timestamps.js';
@@ -7,7 +8,6 @@ import type { SiweNonceOffer, SiweSite } from '../scoring/wallet/wallet-sessions
 import type { PortalSignup } from '../config/portal.js';
 import type { PortalRepository } from './portal.repository.js';
 import { checkSiweFields } from './siwe-checks.js';
-import { proveWalletOwnership } from './wallet-proof.js';
 
 export const PORTAL_SIWE_STATEMENT = 'Sign in to the Stampgate developer portal to manage your scorers and API keys.';
 
@@ -25,6 +25,8 @@ export interface PortalSessionOptions {
   nonceTtlSeconds: number;
   allowedChainIds: readonly number[];
   signup: PortalSignup;
+  /** The shared wallet ownership proof: EOA, ERC-1271 and ERC-6492 signatures. */
+  ownership: WalletOwnership;
   clock?: () => number;
 }
 
@@ -98,9 +100,18 @@ export function portalSessionService(repo: PortalRepository, accounts: AccountSe
       const now = clock();
       checkSiweFields(fields, site, options.allowedChainIds, now);
       const invalidNonce = new AppError('invalid_nonce', 'The message\'s nonce is unknown, expired or already used; get a new one from GET /v2/account/siwe-nonce.');
+      options.ownership.checkShape(input.signature);
       if (!(await repo.isNonceUsable(fields.nonce, now))) throw invalidNonce;
+      // Outside any transaction: a contract wallet's check is an RPC call. The nonce is consumed
+      // below, with the session, only when it passed; a 502 leaves it usable.
+      await options.ownership.proveWalletOwnership({
+        address: fields.address,
+        message: input.message,
+        signature: input.signature,
+        chainId: fields.chainId,
+        signedBy: 'the message\'s address over this exact message',
+      });
       const address = fields.address.toLowerCase();
-      await proveWalletOwnership({ address, message: input.message, signature: input.signature, chainId: fields.chainId });
       const account = await accountFor(address);
       const token = randomBytes(32).toString('base64url');
       const expiresAt = now + options.sessionTtlSeconds * 1000;

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { SIGNATURE_MAX_LENGTH } from '../../chain/wallet-ownership.js';
 import { AddressSchema, Integer } from '../../http/schemas.js';
 
 /** Request and response schemas of the account-management routes (`/v2/account/…`, tag `account`). */
@@ -122,7 +123,7 @@ export const Usage = Type.Object(
 export const SignInBody = Type.Object(
   {
     message: Type.String({ minLength: 1, maxLength: 8192, description: 'The EIP-4361 message exactly as signed.' }),
-    signature: Type.String({ minLength: 1, maxLength: 16_400, description: 'The wallet\'s personal_sign signature of the message, 0x-hex.' }),
+    signature: Type.String({ minLength: 1, maxLength: SIGNATURE_MAX_LENGTH, description: 'The wallet\'s personal_sign signature of the message, 0x-hex: an EOA\'s, or a contract wallet\'s (ERC-1271, or ERC-6492 before deployment).' }),
   },
   { title: 'PortalSignIn' },
 );

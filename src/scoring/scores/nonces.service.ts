@@ -21,8 +21,39 @@ export function signingMessageFor(nonce: string): string {
   );
 }
 
+function unusable(): AppError {
+  return new AppError('invalid_nonce', 'The nonce is unknown, expired or already used, or was issued to another API key\'s account.');
+}
+
 export function nonceService(repo: NoncesRepository, ttlSeconds: number, clock: () => number = Date.now) {
   let issuedSinceSweep = 0;
+
+  /** The cheap check, before any lookup: a nonce is given and has the shape this service issues. */
+  function requireWellFormed(nonce: string | undefined): string {
+    if (!nonce) throw new AppError('invalid_nonce', 'A nonce from GET /registry/signing-message is required with a signature.');
+    if (!noncePattern.test(nonce)) throw unusable();
+    return nonce;
+  }
+
+  /**
+   * The signing message of a nonce that is unused, unexpired and bound to `accountId`;
+   * consumes nothing. For any other account the nonce does not exist.
+   */
+  async function usableMessage(nonce: string | undefined, accountId: number): Promise<string> {
+    const wellFormed = requireWellFormed(nonce);
+    if (!(await repo.findUsable(wellFormed, accountId, clock()))) throw unusable();
+    return signingMessageFor(wellFormed);
+  }
+
+  /**
+   * Consumes the nonce in one conditional update (`used_at is null`), so of two requests
+   * that both checked a signature over it only one gets through; the other gets invalid_nonce.
+   */
+  async function markUsed(nonce: string, accountId: number): Promise<void> {
+    if (!(await repo.markUsed(nonce, accountId, clock()))) {
+      throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used.');
+    }
+  }
 
   return {
     /** A fresh nonce bound to `accountId`, the account whose API key asked for it. */
@@ -37,20 +68,19 @@ export function nonceService(repo: NoncesRepository, ttlSeconds: number, clock: 
       return { message: signingMessageFor(nonce), nonce };
     },
 
+    requireWellFormed,
+    usableMessage,
+    markUsed,
+
     /**
-     * Checks that `nonce` is usable, lets `verify` check the signature over its
-     * message, and only then consumes it, so a failed check leaves it usable. Only the
-     * account the nonce was issued to can consume it; for any other it does not exist.
+     * Checks that `nonce` is usable, lets `verify` check the signature over its message, and
+     * only then consumes it, so a failed check leaves it usable. No transaction spans
+     * `verify`: it may wait seconds on an RPC endpoint.
      */
     async consume(nonce: string | undefined, accountId: number, verify: (message: string) => void | Promise<void>): Promise<void> {
-      if (!nonce) throw new AppError('invalid_nonce', 'A nonce from GET /registry/signing-message is required with a signature.');
-      if (!noncePattern.test(nonce) || !(await repo.findUsable(nonce, accountId, clock()))) {
-        throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used, or was issued to another API key\'s account.');
-      }
-      await verify(signingMessageFor(nonce));
-      if (!(await repo.markUsed(nonce, accountId, clock()))) {
-        throw new AppError('invalid_nonce', 'The nonce is unknown, expired or already used.');
-      }
+      const message = await usableMessage(nonce, accountId);
+      await verify(message);
+      await markUsed(nonce as string, accountId);
     },
   };
 }

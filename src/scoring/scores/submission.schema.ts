@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { SIGNATURE_MAX_LENGTH } from '../../chain/wallet-ownership.js';
 import { AddressSchema, ScorerIdSchema } from '../../http/schemas.js';
 
 /** The body of POST /registry/submit-passport. */
@@ -7,7 +8,14 @@ export const SubmitPassportSchema = Type.Object(
     address: AddressSchema,
     scorer_id: Type.Optional(ScorerIdSchema),
     community: Type.Optional({ ...ScorerIdSchema, description: 'Deprecated alias of scorer_id.' }),
-    signature: Type.Optional(Type.String({ maxLength: 200, description: 'EIP-191 signature of the signing message by the address.' })),
+    signature: Type.Optional(
+      Type.String({
+        maxLength: SIGNATURE_MAX_LENGTH,
+        description:
+          'EIP-191 (personal_sign) signature of the signing message by the address, 0x-hex: an EOA signature, or a contract ' +
+          'wallet\'s (ERC-1271 deployed, ERC-6492 not yet deployed) when SMART_WALLET_RPC_URL is configured.',
+      }),
+    ),
     nonce: Type.Optional(Type.String({ maxLength: 200, description: 'Nonce of the signed signing message.' })),
   },
   { title: 'SubmitPassport' },

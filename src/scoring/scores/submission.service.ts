@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import { recoverPersonalSignAddress } from '../../chain/signatures.js';
+import type { WalletOwnership } from '../../chain/wallet-ownership.js';
 import { AppError } from '../../errors.js';
 import type { AccountService } from '../accounts/accounts.service.js';
 import type { NonceService } from './nonces.service.js';
@@ -13,10 +13,31 @@ export interface SubmissionDeps {
   accounts: AccountService;
   nonces: NonceService;
   scores: ScoreService;
+  /** Wallet signature checks: EOA, and ERC-1271 / ERC-6492 when an endpoint is configured. */
+  ownership: WalletOwnership;
 }
 
 /** What a submission must pass before it is scored: the scorer of the caller's account, and the signature when given or required. */
 export function submissionService(deps: SubmissionDeps) {
+  /**
+   * Cheap checks first (nonce shape, signature shape and cap, then the nonce's row), the
+   * signature check next with no transaction open (a contract wallet's check is an RPC call),
+   * and the nonce consumed last by a conditional update: a refused or unverifiable signature
+   * (400, 502) leaves the nonce usable, and of two racing submissions only one consumes it.
+   */
+  async function proveSignature(accountId: number, address: string, signature: string, nonce: string | undefined): Promise<void> {
+    const wellFormed = deps.nonces.requireWellFormed(nonce);
+    deps.ownership.checkShape(signature);
+    const message = await deps.nonces.usableMessage(wellFormed, accountId);
+    await deps.ownership.proveWalletOwnership({
+      address,
+      message,
+      signature,
+      signedBy: 'the submitted address over the signing message of this nonce',
+    });
+    await deps.nonces.markUsed(wellFormed, accountId);
+  }
+
   return {
     async submit(accountId: number, body: SubmitPassport): Promise<ScoreRecord> {
       const scorerId = body.scorer_id ?? body.community;
@@ -26,16 +47,7 @@ export function submissionService(deps: SubmissionDeps) {
 
       if (body.signature !== undefined || scorer.requiresSignature) {
         if (!body.signature) throw new AppError('invalid_signature', 'This scorer requires a signature of the signing message by the address.');
-        const signature = body.signature;
-        await deps.nonces.consume(body.nonce, accountId, (message) => {
-          let signer: string;
-          try {
-            signer = recoverPersonalSignAddress(message, signature as `0x${string}`);
-          } catch {
-            throw new AppError('invalid_signature', 'The signature is malformed.');
-          }
-          if (signer !== address) throw new AppError('invalid_signature', 'The signature was not made by the submitted address over the signing message of this nonce.');
-        });
+        await proveSignature(accountId, address, body.signature, body.nonce);
       }
       return deps.scores.submit(scorer.id, address);
     },

@@ -1,3 +1,4 @@
+import { walletOwnership, type WalletOwnership } from '../../chain/wallet-ownership.js';
 import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/connection.js';
 import type { StampService } from '../stamps/stamps.service.js';
@@ -7,6 +8,8 @@ import { walletStampService } from './wallet-stamps.service.js';
 
 export interface WalletDeps {
   stamps: StampService;
+  /** The process's wallet signature checks (built from the configuration when absent). */
+  ownership?: WalletOwnership;
   /** Epoch milliseconds; tests pass a fake clock. */
   clock?: () => number;
 }
@@ -15,11 +18,15 @@ export interface WalletDeps {
 export function createWalletServices(config: Config, database: Database, deps: WalletDeps) {
   const repo = walletRepository(database);
   const clock = deps.clock ?? Date.now;
+  const ownership = deps.ownership ?? walletOwnership(config);
   return {
+    /** Proves a wallet signed a text (EOA, ERC-1271, ERC-6492): every sign-in uses it, the portal's included. */
+    ownership,
     sessions: walletSessionService(repo, {
       sessionTtlSeconds: config.walletSessionTtlSeconds,
       nonceTtlSeconds: config.nonceTtlSeconds,
       allowedChainIds: config.siweAllowedChainIds,
+      ownership,
       clock,
     }),
     stamps: walletStampService(repo, deps.stamps, clock),

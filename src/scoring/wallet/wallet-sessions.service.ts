@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Hex } from 'viem';
-import { recoverPersonalSignAddress } from '../../chain/signatures.js';
+import { walletOwnership, type WalletOwnership } from '../../chain/wallet-ownership.js';
+import { DEFAULT_MAX_SIGNATURE_BYTES } from '../../chain/wallet-signatures.js';
 import { AppError } from '../../errors.js';
 import { formatScoringTimestamp } from '../timestamps.js';
 import { parseSiweMessageStrict } from './siwe.js';
@@ -50,6 +50,8 @@ export interface SessionOptions {
   nonceTtlSeconds: number;
   /** The Chain IDs a message may name (SIWE_ALLOWED_CHAIN_IDS); the first is offered. */
   allowedChainIds?: readonly number[];
+  /** Signature checks; default: EOA signatures only. */
+  ownership?: WalletOwnership;
   clock?: () => number;
 }
 
@@ -96,6 +98,9 @@ function siweRefusal(detail: string): AppError {
 export function walletSessionService(repo: WalletRepository, options: SessionOptions) {
   const clock = options.clock ?? Date.now;
   const allowedChainIds = options.allowedChainIds ?? [SIWE_CHAIN_ID];
+  const ownership =
+    options.ownership ??
+    walletOwnership({ smartWalletRpcUrl: null, smartWalletRpcTimeoutMs: 5000, smartWalletMaxSignatureBytes: DEFAULT_MAX_SIGNATURE_BYTES });
   let issuedSinceSweep = 0;
 
   return {
@@ -151,19 +156,20 @@ export function walletSessionService(repo: WalletRepository, options: SessionOpt
       if (fields.notBefore !== undefined && fields.notBefore.getTime() > now + SIWE_CLOCK_SKEW_MS) {
         throw siweRefusal(`The message is not valid before ${fields.notBefore.toISOString()}.`);
       }
+      ownership.checkShape(input.signature);
       if (!(await repo.isNonceUsable(fields.nonce, now))) {
         throw new AppError('invalid_nonce', 'The message\'s nonce is unknown, expired or already used; get a new one from GET /registry/wallet/siwe-nonce.');
       }
-      let signer: string;
-      try {
-        signer = recoverPersonalSignAddress(input.message, input.signature as Hex);
-      } catch {
-        throw new AppError('invalid_signature', 'The signature is malformed: send the 65-byte personal_sign signature as 0x-prefixed hex.');
-      }
+      // No transaction is open here: a contract wallet's check is an RPC call. The nonce is
+      // consumed below, with the session, only if it passed; a 502 leaves it usable.
+      await ownership.proveWalletOwnership({
+        address: fields.address,
+        message: input.message,
+        signature: input.signature,
+        chainId: fields.chainId,
+        signedBy: 'the message\'s address over this exact message',
+      });
       const address = fields.address.toLowerCase();
-      if (signer !== address) {
-        throw new AppError('invalid_signature', 'The signature was not made by the message\'s address over this exact message.');
-      }
 
       const token = randomBytes(32).toString('base64url');
       const expiresAt = now + options.sessionTtlSeconds * 1000;

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { AddressSchema } from '../../../http/schemas.js';
+import { SIGNATURE_MAX_LENGTH } from '../../../chain/wallet-ownership.js';
 
 /** Request and response schemas of the wallet routes. */
 
@@ -20,7 +21,12 @@ export const SiweNonce = Type.Object(
 export const SignInBody = Type.Object(
   {
     message: Type.String({ minLength: 1, maxLength: 8192, description: 'The EIP-4361 message exactly as signed.' }),
-    signature: Type.String({ maxLength: 200, description: 'EIP-191 personal_sign signature of the message by its address, 0x-hex.' }),
+    signature: Type.String({
+      maxLength: SIGNATURE_MAX_LENGTH,
+      description:
+        'EIP-191 personal_sign signature of the message by its address, 0x-hex: an EOA signature, or a contract wallet\'s ' +
+        '(ERC-1271, ERC-6492) when SMART_WALLET_RPC_URL is configured.',
+    }),
   },
   { title: 'WalletSignIn' },
 );

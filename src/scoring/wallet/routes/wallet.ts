@@ -112,11 +112,12 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
           'must start with this service\'s origin (no user information); it needs an unused nonce from ' +
           'GET /registry/wallet/siwe-nonce, an Issued At not in the future and an Expiration Time not past (Not Before is respected; ' +
           '5 minutes of clock skew are allowed on Issued At and Not Before; dates must be real calendar dates); a Chain ID of SIWE_ALLOWED_CHAIN_IDS. The signature must recover to the ' +
-          'message\'s address (externally owned accounts). Refusals: `invalid_siwe_message`, `invalid_nonce`, `invalid_signature`; ' +
-          'a refused sign-in consumes nothing. The token is shown once and lasts WALLET_SESSION_TTL_SECONDS.',
+          'message\'s address: an EOA signature, or with SMART_WALLET_RPC_URL set a contract wallet\'s (ERC-1271 deployed, ERC-6492 ' +
+          'not yet deployed), whose message must then name the Chain ID of that endpoint. Refusals: `invalid_siwe_message`, `invalid_nonce`, ' +
+          '`invalid_signature`; 502 `upstream_unavailable` when the endpoint fails or is too slow. A refused sign-in consumes nothing. The token is shown once and lasts WALLET_SESSION_TTL_SECONDS.',
         security: open,
         body: SignInBody,
-        response: { 200: WalletSessionBody, ...errorResponses(400, 413, 415, 429) },
+        response: { 200: WalletSessionBody, ...errorResponses(400, 413, 415, 429, 502) },
       },
     },
     async (request) => wallet.sessions.signIn(request.body, siteOf(request)),
