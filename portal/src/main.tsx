@@ -31,8 +31,14 @@ function App() {
     api<Session>('GET', '/v2/account/session').then(signedIn, () => setSession(null));
     return () => removeEventListener('hashchange', onHash);
   }, []);
-  // Moves focus to the new page's heading, so keyboard and screen-reader users land on it.
-  useEffect(() => heading.current?.focus(), [path, session]);
+  const navigated = useRef(false);
+  // After a page change (not on first load, where the skip link comes first), focus moves to the
+  // new page's heading, so keyboard and screen-reader users land on it.
+  useEffect(() => {
+    if (session === undefined) return;
+    if (navigated.current) heading.current?.focus();
+    navigated.current = true;
+  }, [path, session]);
 
   function signedIn(next: Session) {
     setCsrfToken(next.csrf_token);

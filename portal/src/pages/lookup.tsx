@@ -68,7 +68,7 @@ export function LookupPage() {
         {note && <p>{note}</p>}
         {score && (
           <dl class="card facts">
-            <dt>Status</dt><dd>{score.status}</dd>
+            <dt>Status</dt><dd data-testid="status">{score.status}</dd>
             <dt>Score</dt><dd data-testid="score">{score.score ?? '—'}</dd>
             <dt>Last scored</dt><dd>{score.last_score_timestamp}</dd>
             {score.error && (<><dt>Error</dt><dd>{score.error}</dd></>)}
