@@ -23,7 +23,7 @@ export function accountsCommand(program: Command, io: CliIo): void {
     .action(async (options: { json?: boolean }) => {
       const list = await withAppContext(io, (ctx) => ctx.accounts.listAccounts());
       report(io, !!options.json, list, () =>
-        list.length === 0 ? ['No accounts.'] : list.map((a) => `${a.id}\t${a.name}\tcreated ${a.createdAt.toISOString()}`),
+        list.length === 0 ? ['No accounts.'] : list.map((a) => `${a.id}\t${a.name}\tcreated ${a.createdAt.toISOString()}${a.ownerAddress ? `\towner ${a.ownerAddress}` : ''}`),
       );
     });
 }
