@@ -17,12 +17,13 @@ interface NonceOffer {
   domain: string;
   uri: string;
   chainId: number;
+  chainIds: number[];
   statement: string;
   expiresAt: string;
 }
 
 /** The EIP-4361 message, laid out exactly as the EIP (and the server's strict reader) wants it. */
-export function siweMessage(offer: NonceOffer, address: string, issuedAt: Date): string {
+export function siweMessage(offer: NonceOffer, address: string, chainId: number, issuedAt: Date): string {
   return [
     `${offer.domain} wants you to sign in with your Ethereum account:`,
     getAddress(address),
@@ -31,7 +32,7 @@ export function siweMessage(offer: NonceOffer, address: string, issuedAt: Date):
     '',
     `URI: ${offer.uri}`,
     'Version: 1',
-    `Chain ID: ${offer.chainId}`,
+    `Chain ID: ${chainId}`,
     `Nonce: ${offer.nonce}`,
     `Issued At: ${issuedAt.toISOString()}`,
     `Expiration Time: ${offer.expiresAt}`,
@@ -46,7 +47,10 @@ export async function signInWithWallet(): Promise<Session> {
   const address = accounts[0];
   if (!address) throw new Error('The wallet shared no account.');
   const offer = await api<NonceOffer>('GET', '/v2/account/siwe-nonce');
-  const message = siweMessage(offer, address, new Date());
+  // A smart wallet's signature only holds on its own chain: sign for it when the server accepts it.
+  const walletChain = Number.parseInt(String(await wallet.request({ method: 'eth_chainId' }).catch(() => '')), 16);
+  const chainId = offer.chainIds.includes(walletChain) ? walletChain : offer.chainId;
+  const message = siweMessage(offer, address, chainId, new Date());
   const signature = (await wallet.request({ method: 'personal_sign', params: [stringToHex(message), address] })) as string;
   return api<Session>('POST', '/v2/account/session', { message, signature });
 }

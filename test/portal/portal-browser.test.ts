@@ -59,7 +59,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
         isTestWallet: true,
         async request({ method, params }: { method: string; params?: unknown[] }) {
           if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
-          if (method === 'eth_chainId') return '0x1';
+          if (method === 'eth_chainId') return '0xa';
           if (method === 'personal_sign') return w.__testWalletSign(params![0] as string, params![1] as string);
           throw Object.assign(new Error(`The test wallet does not support ${method}.`), { code: 4200 });
         },
@@ -76,7 +76,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
     const screenshots = kind === 'sqlite';
 
     beforeAll(async () => {
-      t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200' });
+      t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200', SIWE_ALLOWED_CHAIN_IDS: '1,10' });
       t.ctx.worker.start();
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const address = t.app.server.address() as { port: number };
@@ -143,7 +143,10 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
       await capture('sign-in');
       await page.getByRole('button', { name: 'Sign in with Ethereum' }).focus();
+      const signInRequest = page.waitForRequest((request) => request.url().endsWith('/v2/account/session') && request.method() === 'POST');
       await page.keyboard.press('Enter');
+      // The wallet is on chain 10 (Optimism), which the server accepts: the message names it.
+      expect((await signInRequest).postDataJSON().message).toContain('\nChain ID: 10\n');
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 }).toBe('Scorers');
       const account = await t.ctx.accounts.accountOfOwner(wallet.address);
       expect(account).not.toBeNull();

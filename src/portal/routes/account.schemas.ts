@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SIGNATURE_MAX_LENGTH } from '../../chain/wallet-ownership.js';
 import { AddressSchema, Integer } from '../../http/schemas.js';
+import { SiweNonce } from '../../scoring/wallet/routes/wallet.schemas.js';
 
 /** Request and response schemas of the account-management routes (`/v2/account/…`, tag `account`). */
 
@@ -136,4 +137,14 @@ export const PortalSessionBody = Type.Object(
     expires_at: Timestamp('When the session ends.'),
   },
   { title: 'PortalSession' },
+);
+
+export const PortalSiweNonce = Type.Composite(
+  [
+    SiweNonce,
+    Type.Object({
+      chainIds: Type.Array(Type.Integer(), { description: 'Every Chain ID a sign-in message may name (SIWE_ALLOWED_CHAIN_IDS); a wallet on one of them signs with its own.' }),
+    }),
+  ],
+  { title: 'PortalSiweNonce' },
 );

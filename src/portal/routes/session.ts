@@ -7,11 +7,10 @@ import { registerIpRateLimit } from '../../http/rate-limit.js';
 import { typed } from '../../http/typebox.js';
 import type { Metrics } from '../../metrics.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
-import { SiweNonce } from '../../scoring/wallet/routes/wallet.schemas.js';
 import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
 import type { PortalSession } from '../portal-sessions.service.js';
 import { sessionCookie } from '../session-auth.js';
-import { PortalSessionBody, SignInBody } from './account.schemas.js';
+import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';
 
 /** Sign-in attempts and session reads per minute from one client address. */
 export const PORTAL_SIGN_IN_IP_BUDGET = 60;
@@ -52,12 +51,12 @@ export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppCon
           'Build an EIP-4361 message with these fields, the wallet\'s address, Version 1, Issued At and an Expiration Time, have ' +
           'the wallet sign it (personal_sign) and send both to POST /v2/account/session. Single-use; expires at `expiresAt`.',
         security: open,
-        response: { 200: SiweNonce, ...errorResponses(400, 429) },
+        response: { 200: PortalSiweNonce, ...errorResponses(400, 429) },
       },
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return sessions.issueNonce(siteOf(request));
+      return { ...(await sessions.issueNonce(siteOf(request))), chainIds: ctx.config.siweAllowedChainIds };
     },
   );
 
