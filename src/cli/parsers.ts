@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { type Permission, parsePermissions, UnknownPermissionError } from '../scoring/accounts/permissions.js';
 
 export function positiveInteger(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
@@ -31,4 +32,14 @@ export function settingEntry(value: string, previous: Record<string, string> = {
 export function addressArgument(value: string): string {
   if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not 0x followed by 40 hexadecimal digits.`);
   return value.toLowerCase();
+}
+
+/** A comma-separated permission list (`read_scores,historical_endpoint`); repeated options add up. */
+export function permissionList(value: string, previous: Permission[] = []): Permission[] {
+  try {
+    return [...previous, ...parsePermissions(value)];
+  } catch (error) {
+    if (error instanceof UnknownPermissionError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
 }

@@ -80,6 +80,9 @@ function abuseEnv(): Record<string, string> {
     API_KEY_CACHE_TTL_MS: '60000',
     SUBMIT_WAIT_MS: '0',
     ETH_RPC_URL: DEAD_URL,
+    // Smart-wallet checks would default to ETH_RPC_URL, and a forged signature against a dead
+    // endpoint is rightly a 502 (tested in smart-wallet-signatures.test.ts); here forgeries are EOA refusals.
+    SMART_WALLET_RPC_URL: 'off',
     LEGACY_BOUNTY_INDEX_ADDRESS: `0x${'11'.repeat(20)}`,
     OAUTH_CLIENT_ID: 'abuse-client',
     OAUTH_CLIENT_SECRET: 'abuse-secret',

@@ -1,8 +1,11 @@
+import { Value } from '@sinclair/typebox/value';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { accountsRepository } from '../../src/scoring/accounts/accounts.repository.js';
 import { apiKeyService, hashApiKey } from '../../src/scoring/accounts/api-keys.service.js';
 import { apiKeysRepository } from '../../src/scoring/accounts/api-keys.repository.js';
+import { parsePermissions, permissionNames } from '../../src/scoring/accounts/permissions.js';
+import { PermissionListSchema } from '../../src/scoring/accounts/permissions.schema.js';
 import { databaseKinds, openMigratedTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(databaseKinds)('API keys on %s', (kind) => {
@@ -126,5 +129,21 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
     await keys.revoke(apiKey.prefix);
     await expect(keys.setPermissions(apiKey.prefix, ['read_scores'])).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('revoked') });
     expect((await keys.find(apiKey.prefix)).permissions).toEqual(['submit_passports', 'read_scores', 'create_scorers']);
+  });
+});
+
+describe('permission names', () => {
+  it('parses comma lists into canonical order and names every unknown entry', () => {
+    expect(parsePermissions(' historical_endpoint , submit_passports,,submit_passports')).toEqual(['submit_passports', 'historical_endpoint']);
+    expect(parsePermissions('')).toEqual([]);
+    expect(() => parsePermissions('read_scores,Read_Scores,admin')).toThrow('Unknown permissions "Read_Scores", "admin"');
+    expect(permissionNames).toEqual(['submit_passports', 'read_scores', 'create_scorers', 'historical_endpoint']);
+  });
+
+  it('validates an HTTP permission list: known names, each once', () => {
+    expect(Value.Check(PermissionListSchema, ['read_scores', 'historical_endpoint'])).toBe(true);
+    expect(Value.Check(PermissionListSchema, [])).toBe(true);
+    expect(Value.Check(PermissionListSchema, ['read_scores', 'read_scores'])).toBe(false);
+    expect(Value.Check(PermissionListSchema, ['admin'])).toBe(false);
   });
 });

@@ -2,7 +2,15 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { AccountsRepository } from './accounts.repository.js';
 import type { ApiKeyRow, ApiKeysRepository } from './api-keys.repository.js';
-import { defaultPermissions, isPermission, normalizePermissions, type Permission, permissionNames, permissionsFromColumns, permissionsToColumns } from './permissions.js';
+import {
+  defaultPermissions,
+  isPermission,
+  normalizePermissions,
+  type Permission,
+  permissionsFromColumns,
+  permissionsToColumns,
+  UnknownPermissionError,
+} from './permissions.js';
 
 export type { Permission } from './permissions.js';
 
@@ -82,9 +90,7 @@ function requestedPermissions(options: NewKeyOptions): Permission[] {
 /** Callers outside TypeScript (HTTP bodies, the CLI) can hand over any string: refuse unknown names. */
 function checkedPermissions(permissions: readonly string[]): Permission[] {
   const unknown = permissions.filter((p) => !isPermission(p));
-  if (unknown.length > 0) {
-    throw new AppError('invalid_request', `Unknown permission ${unknown.map((n) => `"${n}"`).join(', ')}; use ${permissionNames.join(', ')}.`);
-  }
+  if (unknown.length > 0) throw new AppError('invalid_request', new UnknownPermissionError(unknown).message);
   return normalizePermissions(permissions as Permission[]);
 }
 

@@ -122,6 +122,16 @@ describe.each(databaseKinds)('smart-wallet signatures over HTTP on %s', (kind) =
       expect(res.json().status).toBe('DONE');
     });
 
+    it('two submissions racing with one nonce and a contract signature: one is scored, the other gets invalid_nonce', async () => {
+      const body = await signedSubmission(w.deployed, byOwner);
+      const answers = await Promise.all([submit(body), submit(body)]);
+      const byStatus = answers.map((res) => [res.statusCode, res.json().code ?? res.json().status]).sort();
+      expect(byStatus).toEqual([
+        [200, 'DONE'],
+        [400, 'invalid_nonce'],
+      ]);
+    });
+
     it('without an endpoint refuses a contract signature as "not configured", and EOAs still pass', async () => {
       await start({ SMART_WALLET_RPC_URL: 'off' });
       const before = probe.requests;
