@@ -150,6 +150,8 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       expect(refused.json().detail).toContain('create_scorers');
       const escalate = await t.app.inject({ method: 'POST', url: '/v2/account/keys', headers: { 'x-api-key': seeded.key }, payload: { name: 'more', permissions: ['historical_endpoint'] } });
       expect(escalate.statusCode).toBe(403);
+      const unknown = await t.app.inject({ method: 'POST', url: '/v2/account/keys', headers: { 'x-api-key': seeded.key }, payload: { name: 'x', permissions: ['root'] } });
+      expect(unknown.statusCode).toBe(400);
       expect((await t.ctx.apiKeys.list(seeded.account.id)).length).toBe(2);
     });
 

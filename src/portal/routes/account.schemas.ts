@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { SIGNATURE_MAX_LENGTH } from '../../chain/wallet-ownership.js';
 import { AddressSchema, Integer } from '../../http/schemas.js';
 import { SiweNonce } from '../../scoring/wallet/routes/wallet.schemas.js';
+import { PermissionListSchema } from '../../scoring/accounts/permissions.schema.js';
 
 /** Request and response schemas of the account-management routes (`/v2/account/…`, tag `account`). */
 
@@ -70,14 +71,12 @@ export const ScorerTypes = Type.Object(
 
 export const ScorerParams = Type.Object({ scorer_id: Type.String({ pattern: '^[0-9]{1,15}$', description: 'Scorer id.' }) });
 
-export const PermissionName = Type.String({ pattern: '^[a-z_]{1,40}$', description: 'A key permission: submit_passports, read_scores, create_scorers, historical_endpoint.' });
-
 export const KeyBody = Type.Object(
   {
     prefix: Type.String({ description: 'The key\'s public prefix (the part before the dot).' }),
     name: Type.String({ description: 'Label.' }),
     tier: Type.Integer({ description: 'Rate-limit tier (1–4).' }),
-    permissions: Type.Array(Type.String()),
+    permissions: PermissionListSchema,
     revoked_at: Type.Union([Timestamp('When it was revoked.'), Type.Null()]),
     created_at: Timestamp('Created.'),
   },
@@ -89,7 +88,7 @@ export const KeyList = Type.Object({ items: Type.Array(KeyBody) }, { title: 'Acc
 export const NewKey = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, description: 'Label.' }),
-    permissions: Type.Optional(Type.Array(PermissionName, { maxItems: 10, uniqueItems: true, description: 'Default: every permission but historical_endpoint.' })),
+    permissions: Type.Optional({ ...PermissionListSchema, description: 'The key\'s permissions; default: every one but historical_endpoint.' }),
   },
   { title: 'NewApiKey', additionalProperties: false },
 );
