@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,13 +75,31 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
     let page: Page;
     const problems: string[] = [];
     const screenshots = kind === 'sqlite';
+    // A webhook receiver that fails the first delivery (500) and takes the rest (204).
+    const answered: number[] = [];
+    let receiver: Server;
+    let receiverUrl: string;
+    let hasWebhooks: boolean;
 
     beforeAll(async () => {
-      t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200', SIWE_ALLOWED_CHAIN_IDS: '1,10' });
+      t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200', SIWE_ALLOWED_CHAIN_IDS: '1,10', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
       t.ctx.worker.start();
+      // The webhook routes and their worker reach this branch from another one; the page copes with either.
+      (t.ctx as unknown as { webhooks?: { worker: { start(): void } } }).webhooks?.worker.start();
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const address = t.app.server.address() as { port: number };
       base = `http://127.0.0.1:${address.port}`;
+      hasWebhooks = '/v2/scorers/{scorer_id}/webhooks' in ((await (await fetch(`${base}/openapi.json`)).json()) as { paths: object }).paths;
+      receiver = createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          const status = answered.length === 0 ? 500 : 204;
+          answered.push(status);
+          response.writeHead(status).end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`;
       context = await browser.newContext({ viewport: desktop });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
       await injectWallet(context);
@@ -94,6 +113,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
     afterAll(async () => {
       await context?.close();
       await t?.close();
+      receiver?.close();
     });
 
     /** Screenshots of the current page at both sizes; checks the phone size needs no sideways scrolling. */
@@ -164,6 +184,17 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       expect(scorer).toMatchObject({ name: 'Airdrop gate', type: 'binary', threshold: '15', weights: { Google: '2.5' } });
       await capture('scorers');
 
+      // A webhook on the scorer (before anything is scored, so the first score's event reaches it).
+      await visit('Webhooks');
+      if (hasWebhooks) {
+        await page.getByLabel('Endpoint URL').fill(receiverUrl);
+        await page.getByRole('button', { name: 'Create webhook' }).click();
+        await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Webhook \d+ created\./);
+        expect(await page.getByRole('textbox', { name: 'Secret (shown once)' }).inputValue()).toMatch(/^whsec_/);
+      } else {
+        await expect.poll(() => page.getByText('Webhooks are not available on this server yet.').count()).toBe(1);
+      }
+
       // Usage before the key is used: nothing.
       await visit('Usage');
       await expect.poll(() => page.locator('svg[data-total]').getAttribute('data-total')).toBe('0');
@@ -205,7 +236,19 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       expect(await page.getByTestId('score').textContent()).toBe('0.00000');
       await capture('lookup');
 
+      // The delivery log shows the refused delivery; a retry from the page is delivered.
       await visit('Webhooks');
+      if (hasWebhooks) {
+        const cellsOf = async (text: string) => {
+          await page.getByRole('button', { name: 'Delivery log' }).click();
+          return page.getByRole('cell', { name: text, exact: true }).count();
+        };
+        await expect.poll(() => cellsOf('500'), { timeout: 30_000 }).toBeGreaterThan(0);
+        await page.getByRole('button', { name: /^Retry delivery \d+$/ }).first().click();
+        await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivery \d+ queued again\.$/);
+        await expect.poll(() => cellsOf('204'), { timeout: 30_000 }).toBeGreaterThan(0);
+        expect(answered.slice(0, 2)).toEqual([500, 204]);
+      }
       await page.waitForLoadState('networkidle');
       await capture('webhooks');
 

@@ -93,12 +93,14 @@ export function WebhooksPage() {
     <>
       <p role="status" class="status">{status}</p>
       {problem && <p role="alert" class="error">{problem}</p>}
-      <label class="toolbar">
-        Scorer
-        <select value={scorer} onChange={(e) => setScorer(e.currentTarget.value)}>
-          {scorers.map((s) => <option key={s.id} value={s.id}>{`${s.name} (${s.id})`}</option>)}
-        </select>
-      </label>
+      <div class="toolbar">
+        <label>
+          Scorer
+          <select value={scorer} onChange={(e) => setScorer(e.currentTarget.value)}>
+            {scorers.map((s) => <option key={s.id} value={s.id}>{`${s.name} (${s.id})`}</option>)}
+          </select>
+        </label>
+      </div>
       {secret && (
         <section class="card secret" aria-labelledby="secret-title">
           <h2 id="secret-title">Signing secret</h2>
@@ -156,7 +158,11 @@ export function WebhooksPage() {
                   <td>{`${item.duration_ms} ms`}</td>
                   <td class="wrap">{item.error ?? ''}</td>
                   <td>{item.created_at}</td>
-                  <td><button type="button" class="secondary" onClick={() => retry(log.hook, item.delivery_id)}>Retry</button></td>
+                  <td>
+                    {!(item.status_code && item.status_code >= 200 && item.status_code < 300) && (
+                      <button type="button" class="secondary" aria-label={`Retry delivery ${item.delivery_id}`} onClick={() => retry(log.hook, item.delivery_id)}>Retry</button>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
