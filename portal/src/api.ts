@@ -11,6 +11,12 @@ export class ApiError extends Error {
 }
 
 let csrfToken: string | null = null;
+let onUnauthorized: (() => void) | null = null;
+
+/** What to do when the server no longer knows the session (it expired or was signed out elsewhere). */
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
 
 export function setCsrfToken(token: string | null): void {
   csrfToken = token;
@@ -28,6 +34,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: 
   });
   if (response.status === 204) return undefined as T;
   const data = (await response.json().catch(() => null)) as { code?: string; detail?: string } | null;
+  if (response.status === 401) onUnauthorized?.();
   if (!response.ok) throw new ApiError(response.status, data?.code ?? 'error', data?.detail ?? `The server answered ${response.status}.`);
   return data as T;
 }

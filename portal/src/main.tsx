@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorText, setCsrfToken, type Session } from './api.js';
+import { api, errorText, setCsrfToken, setUnauthorizedHandler, type Session } from './api.js';
 import { KeysPage } from './pages/keys.js';
 import { LookupPage } from './pages/lookup.js';
 import { ScorersPage } from './pages/scorers.js';
@@ -28,6 +28,10 @@ function App() {
   useEffect(() => {
     const onHash = () => setPath(currentPath());
     addEventListener('hashchange', onHash);
+    setUnauthorizedHandler(() => {
+      setCsrfToken(null);
+      setSession(null);
+    });
     api<Session>('GET', '/v2/account/session').then(signedIn, () => setSession(null));
     return () => removeEventListener('hashchange', onHash);
   }, []);

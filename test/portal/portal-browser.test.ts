@@ -279,6 +279,13 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
 
       await page.getByRole('button', { name: 'Sign out' }).click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+
+      // A session that ends on the server (expired, signed out elsewhere) sends the page back to sign-in.
+      await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
+      await expect.poll(() => page.getByRole('navigation', { name: 'Portal sections' }).count()).toBe(1);
+      await t.ctx.database.db.deleteFrom('portal_sessions').execute();
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       expect(problems).toEqual([]);
     }, 180_000);
   });
