@@ -46,9 +46,13 @@ export function sessionCookie(config: Config, request: FastifyRequest, token: st
   return `${PORTAL_COOKIE}=${token}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
-/** What the API routes see of a portal session: the account owner, every permission, a budget of its own. */
+/**
+ * What the API routes see of a portal session: the account owner, every permission, a budget of
+ * its own. Its key id is minus the account id: never a real key's, and distinct per account for
+ * anything counted per key (batch quotas); usage counting skips it.
+ */
 function sessionCaller(session: PortalSession): Caller {
-  return { keyId: 0, accountId: session.accountId, prefix: `portal-${session.accountId}`, tier: PORTAL_SESSION_TIER, permissions: permissionNames };
+  return { keyId: -session.accountId, accountId: session.accountId, prefix: `portal-${session.accountId}`, tier: PORTAL_SESSION_TIER, permissions: permissionNames };
 }
 
 /**
@@ -62,6 +66,8 @@ function sessionCaller(session: PortalSession): Caller {
 export function registerPortalSessionAuth(app: FastifyInstance, config: Config, sessions: PortalSessionService): void {
   app.addHook('onRequest', async (request) => {
     if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) return;
+    // The page's own files need no session (nor the database).
+    if (request.url.startsWith('/portal')) return;
     const token = readCookie(request.headers.cookie, PORTAL_COOKIE);
     if (token === undefined) return;
     const unsafe = !safeMethods.has(request.method);
