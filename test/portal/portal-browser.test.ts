@@ -24,6 +24,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const wallet = testWallet(0xa11ce);
 const someone = testWallet(0xb0b);
 const phone = { width: 390, height: 844 };
+/** expect.poll with room for a busy CI machine (its default gives up after a second). */
+const poll = <T>(read: () => T | Promise<T>, options: { timeout?: number } = {}) => expect.poll(read, { interval: 50, timeout: 15_000, ...options });
 const desktop = { width: 1280, height: 860 };
 const screenshotDir = join(import.meta.dirname, '../../docs/portal');
 const assetsDir = mkdtempSync(join(tmpdir(), 'stampgate-portal-ui-'));
@@ -176,14 +178,14 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
 
     async function visit(name: string): Promise<void> {
       await page.getByRole('navigation', { name: 'Portal sections' }).getByRole('link', { name }).click();
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(name);
+      await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(name);
       expect(await unlabelledControls()).toEqual([]);
     }
 
     it('signs in with the wallet, creates a scorer and a key, uses the key, and sees the usage chart move', async () => {
       const response = await page.goto(`${base}/portal/`);
       expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       // Keyboard: the first Tab reaches the skip link, and the sign-in button works from the keyboard.
       await page.keyboard.press('Tab');
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
@@ -193,7 +195,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       await page.keyboard.press('Enter');
       // The wallet is on chain 10 (Optimism), which the server accepts: the message names it.
       expect((await signInRequest).postDataJSON().message).toContain('\nChain ID: 10\n');
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 }).toBe('Scorers');
+      await poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 }).toBe('Scorers');
       const account = await t.ctx.accounts.accountOfOwner(wallet.address);
       expect(account).not.toBeNull();
 
@@ -205,7 +207,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       await page.getByLabel('Provider').fill('Google');
       await page.getByLabel('Weight', { exact: true }).fill('2.5');
       await page.getByRole('button', { name: 'Create scorer' }).click();
-      await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Created scorer \d+ \(Airdrop gate\)\.$/);
+      await poll(() => page.getByRole('status').textContent()).toMatch(/^Created scorer \d+ \(Airdrop gate\)\.$/);
       const [scorer] = await t.ctx.accounts.listScorers(account!.id);
       expect(scorer).toMatchObject({ name: 'Airdrop gate', type: 'binary', threshold: '15', weights: { Google: '2.5' } });
       await capture('scorers');
@@ -215,15 +217,15 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       if (hasWebhooks) {
         await page.getByLabel('Endpoint URL').fill(receiverUrl);
         await page.getByRole('button', { name: 'Create webhook' }).click();
-        await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Webhook \d+ created\./);
+        await poll(() => page.getByRole('status').textContent()).toMatch(/^Webhook \d+ created\./);
         expect(await page.getByRole('textbox', { name: 'Secret (shown once)' }).inputValue()).toMatch(/^whsec_/);
       } else {
-        await expect.poll(() => page.getByText('Webhooks are not available on this server yet.').count()).toBe(1);
+        await poll(() => page.getByText('Webhooks are not available on this server yet.').count()).toBe(1);
       }
 
       // Usage before the key is used: nothing.
       await visit('Usage');
-      await expect.poll(() => page.locator('svg[data-total]').getAttribute('data-total')).toBe('0');
+      await poll(() => page.locator('svg[data-total]').getAttribute('data-total')).toBe('0');
 
       // A key, shown once, copied to the clipboard.
       await visit('API keys');
@@ -232,7 +234,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       const shown = await page.getByRole('textbox', { name: 'API key' }).inputValue();
       expect(shown).toMatch(/^[a-z0-9]{8}\.[A-Za-z0-9_-]{43}$/);
       await page.getByRole('button', { name: 'Copy key' }).click();
-      await expect.poll(() => page.getByRole('status').textContent()).toBe('Key copied to the clipboard.');
+      await poll(() => page.getByRole('status').textContent()).toBe('Key copied to the clipboard.');
       const copied = await page.evaluate(() => navigator.clipboard.readText());
       expect(copied).toBe(shown);
       await capture('keys');
@@ -249,7 +251,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       // The chart moves: every request of the key, the refused ones apart.
       await visit('Usage');
       await page.getByRole('button', { name: 'Refresh' }).click();
-      await expect.poll(() => page.locator('svg[data-total]').getAttribute('data-total')).toBe(String(total));
+      await poll(() => page.locator('svg[data-total]').getAttribute('data-total')).toBe(String(total));
       expect(await page.locator('svg[data-total]').getAttribute('data-limited')).toBe(String(total - 125));
       await capture('usage');
 
@@ -257,7 +259,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       await visit('Address lookup');
       await page.getByRole('textbox', { name: 'Address', exact: true }).fill(someone.account.address);
       await page.getByRole('button', { name: 'Look up' }).click();
-      await expect.poll(() => page.getByTestId('status').textContent()).toBe('DONE');
+      await poll(() => page.getByTestId('status').textContent()).toBe('DONE');
       expect(await page.getByTestId('score').textContent()).toBe('0.00000');
       await capture('lookup');
 
@@ -268,24 +270,24 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
           await page.getByRole('button', { name: 'Delivery log' }).click();
           return page.getByRole('cell', { name: text, exact: true }).count();
         };
-        await expect.poll(() => cellsOf('500'), { timeout: 30_000 }).toBeGreaterThan(0);
+        await poll(() => cellsOf('500'), { timeout: 30_000 }).toBeGreaterThan(0);
         await page.getByRole('button', { name: /^Retry delivery \d+$/ }).first().click();
-        await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivery \d+ queued again\.$/);
-        await expect.poll(() => cellsOf('204'), { timeout: 30_000 }).toBeGreaterThan(0);
+        await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivery \d+ queued again\.$/);
+        await poll(() => cellsOf('204'), { timeout: 30_000 }).toBeGreaterThan(0);
         expect(answered.slice(0, 2)).toEqual([500, 204]);
       }
       await page.waitForLoadState('networkidle');
       await capture('webhooks');
 
       await page.getByRole('button', { name: 'Sign out' }).click();
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
 
       // A session that ends on the server (expired, signed out elsewhere) sends the page back to sign-in.
       await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
-      await expect.poll(() => page.getByRole('navigation', { name: 'Portal sections' }).count()).toBe(1);
+      await poll(() => page.getByRole('navigation', { name: 'Portal sections' }).count()).toBe(1);
       await t.ctx.database.db.deleteFrom('portal_sessions').execute();
       await page.getByRole('link', { name: 'API keys' }).click();
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       expect(problems).toEqual([]);
     }, 180_000);
   });
