@@ -92,6 +92,7 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       const edited = await call(login, 'PATCH', `/v2/account/scorers/${id}`, { threshold: '10', weights: { Discord: '1' } });
       expect(edited.json()).toMatchObject({ id, type: 'binary', threshold: '10', weights: { Discord: '1' } });
       const list = await call(login, 'GET', '/v2/account/scorers');
+      expect(list.headers['cache-control']).toBe('private, no-store');
       expect(list.json().items.map((s: { id: string }) => s.id)).toEqual([id]);
       expect((await t.ctx.accounts.getScorer(Number(id))).threshold).toBe('10');
 
@@ -119,7 +120,7 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       const scorer = (await call(login, 'POST', '/v2/account/scorers', { name: 'S' })).json();
       const created = await call(login, 'POST', '/v2/account/keys', { name: 'backend', permissions: ['submit_passports', 'historical_endpoint'] });
       expect(created.statusCode).toBe(201);
-      expect(created.headers['cache-control']).toBe('no-store');
+      expect(created.headers['cache-control']).toBe('private, no-store');
       const { key, prefix } = created.json();
       expect(key.startsWith(`${prefix}.`)).toBe(true);
       expect(created.json()).toMatchObject({ name: 'backend', tier: 1, permissions: ['submit_passports', 'historical_endpoint'], revoked_at: null });

@@ -10,7 +10,7 @@ import { registerKeyRateLimit } from '../../scoring/accounts/key-rate-limit.js';
 import { scorerTypeNames, scorerTypeOf } from '../../scoring/scorers/registry.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import {
-  AccountBody, CreatedKey, KeyList, KeyParams, NewKey, NewScorer, ScorerBody, ScorerChanges, ScorerList, ScorerParams, ScorerTypes, Usage, UsageQuery,
+  AccountBody, CreatedKey, KeyBody, KeyList, KeyParams, NewKey, NewScorer, ScorerBody, ScorerChanges, ScorerList, ScorerParams, ScorerTypes, Usage, UsageQuery,
 } from './account.schemas.js';
 
 /** Either way in: the portal's session cookie (+ CSRF on changes) or an API key. */
@@ -65,6 +65,10 @@ export async function accountRoutes(instance: FastifyInstance, ctx: AppContext, 
     onRejected: (tier) => metrics?.rateLimitRejected(tier),
   });
   const tags = ['account'];
+  // Account data, answered to a cookie or a key: never kept by a shared cache.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'private, no-store');
+  });
 
   app.get('/v2/account', { schema: { tags, summary: 'The caller\'s account', description: who, security, response: { 200: AccountBody, ...errorResponses(401, 403, 429) } } },
     async (request) => accountJson(await service.account(manager(request))));
@@ -122,14 +126,13 @@ export async function accountRoutes(instance: FastifyInstance, ctx: AppContext, 
     },
     async (request, reply) => {
       const { key, apiKey } = await service.createKey(manager(request), request.body.name, request.body.permissions);
-      reply.header('cache-control', 'no-store');
       return reply.code(201).send({ ...keyJson(apiKey), key });
     },
   );
 
   app.delete(
     '/v2/account/keys/:prefix',
-    { schema: { tags, summary: 'Revoke an API key', description: `It stops working within API_KEY_CACHE_TTL_MS, everywhere.${who}`, security, params: KeyParams, response: { 200: KeyList.properties.items.items, ...errorResponses(400, 401, 403, 404, 429) } } },
+    { schema: { tags, summary: 'Revoke an API key', description: `It stops working within API_KEY_CACHE_TTL_MS, everywhere.${who}`, security, params: KeyParams, response: { 200: KeyBody, ...errorResponses(400, 401, 403, 404, 429) } } },
     async (request) => keyJson(await service.revokeKey(manager(request), request.params.prefix)),
   );
 
