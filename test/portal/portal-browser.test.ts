@@ -8,7 +8,7 @@ import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { testWallet } from '../helpers/stamps.js';
+import { giveStamps, testWallet } from '../helpers/stamps.js';
 
 /**
  * The developer portal end to end in Debian's Chromium (headless, driven by playwright-core):
@@ -112,6 +112,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
     beforeAll(async () => {
       t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200', SIWE_ALLOWED_CHAIN_IDS: '1,10', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
       t.ctx.worker.start();
+      await giveStamps(t.ctx, someone.address, ['Google', 'Discord']);
       // The webhook routes and their worker reach this branch from another one; the page copes with either.
       (t.ctx as unknown as { webhooks?: { worker: { start(): void } } }).webhooks?.worker.start();
       await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -260,7 +261,10 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       await page.getByRole('textbox', { name: 'Address', exact: true }).fill(someone.account.address);
       await page.getByRole('button', { name: 'Look up' }).click();
       await poll(() => page.getByTestId('status').textContent()).toBe('DONE');
+      // Binary scorer, threshold 15: Google (overridden to 2.5) and Discord (catalogue 0.516) count but do not pass.
       expect(await page.getByTestId('score').textContent()).toBe('0.00000');
+      await poll(() => page.getByRole('row').filter({ hasText: 'Google' }).getByRole('cell').last().textContent()).toBe('2.50000');
+      expect(await page.getByRole('caption').filter({ hasText: 'Stamps' }).textContent()).toBe('Stamps (2)');
       await capture('lookup');
 
       // The delivery log shows the refused delivery; a retry from the page is delivered.
