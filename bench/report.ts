@@ -26,6 +26,7 @@ export const titles: Record<CaseName, string> = {
   submit: 'POST submit (20 stamps)',
   bounties: 'GET bounties (10k, 2 filters + order)',
   'bounties-uncached': 'GET bounties, cache off (every request queries)',
+  'v2-score': 'v2 score (20 verified stamps)',
 };
 
 export interface Derived {

@@ -37,6 +37,7 @@ import { type MachineUsage, machineMeter } from './machine.js';
 import { type BenchSettings, type CaseName, parseSettings, UsageError, usageText } from './options.js';
 import { benchProfileText } from './profile-summary.js';
 import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
+import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
@@ -155,7 +156,7 @@ async function settle(target: RunningTarget): Promise<TargetCheck> {
 async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo | null }> {
   const records: CaseRecord[] = [];
   let info: TargetInfo | null = null;
-  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties');
+  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties' || c === 'v2-score');
   if (sharedCases.length > 0) {
     const profiled = sharedCases.find((c) => c === settings.profileCase);
     const target = await launch(spec, `stampgate-${database}`, profiled ? windowName(profiled, database) : null);
@@ -186,6 +187,10 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
         records.push({ ...record, after: await settle(target) });
       }
       if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
+      if (wanted.includes('v2-score')) {
+        const record = await measure(target, 'v2-score', database, v2ScoreLoad(apiKey, scorerId, pick, spec.expectedRawScore));
+        records.push({ ...record, after: await settle(target) });
+      }
     } finally {
       await target.stop();
     }

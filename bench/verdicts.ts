@@ -32,6 +32,8 @@ export const issue17 = {
   bountiesUncachedFactor: 3,
   /** The issue's ceiling, to express the uncached baseline as a share of it. */
   ceilingRps: 26_214,
+  /** Issue 15: the v2 score of a 20-stamp address whose proofs were verified before (PostgreSQL: loose, stated). */
+  v2ScoreP50Ms: { sqlite: 5, postgres: 15 } as PerDatabase<number>,
 };
 
 const databaseLabel: Record<DatabaseKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
@@ -89,6 +91,18 @@ export function judge(records: CaseRecord[], databases: DatabaseKind[], cases: C
         find('submit', database),
         (r) => r.result.latencyMs.p50 <= target,
         (r) => `p50 ${fixed(r.result.latencyMs.p50, 2)} ms, ${fixed(r.result.rps, 0)} req/s, ${fixed(derive(r, ceiling).cpuPerRequestUs, 0)} µs CPU/req`,
+      );
+    }
+    if (cases.includes('v2-score')) {
+      const target = issue17.v2ScoreP50Ms[database];
+      add(
+        `v2 score (20 verified stamps) on ${db} p50 ≤ ${target} ms`,
+        find('v2-score', database),
+        (r) => r.result.latencyMs.p50 <= target,
+        (r) => {
+          const d = derive(r, ceiling);
+          return `p50 ${fixed(r.result.latencyMs.p50, 2)} ms, ${fixed(r.result.rps, 0)} req/s = ${percent(d.ratioToCeiling)} of the ceiling; ${fixed(d.cpuPerRequestUs, 0)} µs CPU/req = ${fixed(d.cpuVsCeiling, 2)}× the ceiling's`;
+        },
       );
     }
     if (cases.includes('bounties')) {

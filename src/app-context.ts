@@ -21,6 +21,7 @@ import { scoringJobsRepository } from './scoring/jobs/scoring-jobs.repository.js
 import { type JobSettled, ScoringWorker } from './scoring/jobs/scoring-worker.js';
 import { scoreService } from './scoring/scores/scores.service.js';
 import { scoresRepository } from './scoring/scores/scores.repository.js';
+import { createV2Services } from './scoring/scores/v2-services.js';
 import { submissionService } from './scoring/scores/submission.service.js';
 import { stampPageService } from './scoring/stamps/stamp-pages.service.js';
 import { stampService } from './scoring/stamps/stamps.service.js';
@@ -77,7 +78,8 @@ export async function createAppContext(config: Config, database: Database, optio
     maxValues: config.credentialMaxValues,
   };
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
-  const jobs = scoringJobsRepository(database);
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts });
+  const jobs = scoringJobsRepository(database, v2.events);
   const worker = new ScoringWorker(
     jobs,
     (scorerId, address, now) => scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now),
@@ -160,6 +162,7 @@ export async function createAppContext(config: Config, database: Database, optio
     jobs,
     worker,
     scores,
+    v2,
   };
 }
 

@@ -26,6 +26,7 @@ export const errorStatus = {
   not_found: 404,
   scorer_not_found: 404,
   not_submitted: 404,
+  score_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   payload_too_large: 413,
@@ -42,17 +43,25 @@ export const errorStatus = {
 
 export type ErrorCode = keyof typeof errorStatus;
 
+/** Fields some errors add to the `{"detail","code"}` body (declared in http/errors.ts ErrorBody). */
+export interface ErrorFields {
+  /** The address an error is about (`score_not_found` of the v2 history, as the reference service). */
+  address?: string;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
+  readonly fields: ErrorFields;
 
-  constructor(code: ErrorCode, detail: string, headers: Record<string, string> = {}) {
+  constructor(code: ErrorCode, detail: string, headers: Record<string, string> = {}, fields: ErrorFields = {}) {
     super(detail);
     this.name = 'AppError';
     this.code = code;
     this.status = errorStatus[code];
     this.headers = headers;
+    this.fields = fields;
   }
 }
 

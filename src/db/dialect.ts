@@ -1,4 +1,4 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 
 /**
  * The one place where SQLite and PostgreSQL differ. Everything else (schema,
@@ -63,4 +63,17 @@ export function containsInsensitive(dialect: DialectName, column: Expression<unk
  */
 export function notIndexed(dialect: DialectName, column: string): RawBuilder<unknown> {
   return dialect === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
+}
+
+/** First key of the score event log's advisory locks (the second is the scorer id). */
+const SCORE_EVENT_LOCK_SPACE = 0x5e0e;
+
+/**
+ * Serialises the appends to one scorer's score event log until the transaction ends, so that its
+ * event ids commit in id order: a reader paging by `after=<event_id>` could otherwise pass a lower
+ * id that commits later. PostgreSQL takes a transaction-scoped advisory lock; SQLite has one
+ * writer at a time and needs nothing.
+ */
+export async function lockScoreEventLog(dialect: DialectName, db: Kysely<any>, scorerId: number): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SCORE_EVENT_LOCK_SPACE}::int, ${scorerId}::int)`.execute(db);
 }

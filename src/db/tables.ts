@@ -99,6 +99,38 @@ export interface ScoresTable {
   expiration_date: number | null;
   /** JSON object provider → weight (5 fraction digits) of each counted stamp; null while PROCESSING. */
   stamp_scores: string | null;
+  /** v2 fields (migration 0013), null until the row is first settled: the raw weighted sum, 5 dp. */
+  raw_score?: string | null;
+  /** 0/1: raw_score ≥ threshold. */
+  passing?: number | null;
+  /** The scorer's threshold when scored, 5 dp. */
+  threshold?: string | null;
+  /** JSON: the v2 per-stamp breakdown, provider → {score, dedup, expiration_date}. */
+  stamps?: string | null;
+  /** Id of the latest score.updated event of this (scorer, address). */
+  event_id?: number | null;
+}
+
+export type ScoreEventType = 'score.updated' | 'score.expiring';
+
+/** Append-only: rows are never updated or deleted (spec v2.md "Score events"). */
+export interface ScoreEventsTable {
+  id: Generated<number>;
+  type: ScoreEventType;
+  scorer_id: number;
+  address: string;
+  status: 'DONE' | 'ERROR';
+  /** 5 dp; null on ERROR. */
+  score: string | null;
+  raw_score: string | null;
+  passing: number;
+  threshold: string | null;
+  evidence: string | null;
+  /** JSON: the v2 per-stamp breakdown. */
+  stamps: string;
+  expiration_date: number | null;
+  error: string | null;
+  created_at: number;
 }
 
 export interface NullifierHoldsTable {
@@ -134,4 +166,5 @@ export interface Tables extends WalletTables, StakingTables, PublicDataTables, P
   scores: ScoresTable;
   nullifier_holds: NullifierHoldsTable;
   scoring_jobs: ScoringJobsTable;
+  score_events: ScoreEventsTable;
 }

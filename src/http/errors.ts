@@ -10,6 +10,7 @@ export const ErrorBody = Type.Object(
   {
     detail: Type.String({ description: 'A sentence for a person.' }),
     code: Type.String({ description: 'A snake_case machine-readable code.' }),
+    address: Type.Optional(Type.String({ description: 'The address concerned, on errors about one address (score_not_found).' })),
   },
   { $id: 'ErrorBody', title: 'Error' },
 );
@@ -30,6 +31,7 @@ const fieldCodes: Record<string, ErrorCode> = {
   last_score_timestamp_gte: 'invalid_timestamp',
   last_score_timestamp__gt: 'invalid_timestamp',
   last_score_timestamp__gte: 'invalid_timestamp',
+  created_at: 'invalid_timestamp',
 };
 
 function describeValidationError(error: FastifyError): AppError {
@@ -94,7 +96,7 @@ export function toAppError(error: unknown, retryAfterSeconds = defaultRetryAfter
 
 function sendError(appError: AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.info({ code: appError.code }, appError.message);
-  return reply.code(appError.status).headers(appError.headers).send({ detail: appError.message, code: appError.code });
+  return reply.code(appError.status).headers(appError.headers).send({ detail: appError.message, code: appError.code, ...appError.fields });
 }
 
 /**

@@ -32,6 +32,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       },
       tags: [
         { name: 'scoring', description: 'Passport scoring service' },
+        { name: 'v2', description: 'The v2 read API: synchronous scoring, score history, stamps (same API keys and rate limits as v1)' },
         { name: 'wallet', description: 'A wallet owner signs in and writes its own stamps' },
         { name: 'public data', description: 'Grants, bounties, contributor exports and the legacy bounty read' },
         { name: 'account', description: 'Account management (scorers, API keys, usage) for the developer portal and API keys with create_scorers' },

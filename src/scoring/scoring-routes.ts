@@ -8,6 +8,8 @@ import { stakeRoutes } from '../staking/routes/stake.js';
 import { stampsRoutes } from './stamps/routes/stamps.js';
 import { signingMessageRoute } from './scores/routes/signing-message.js';
 import { submitPassportRoute } from './scores/routes/submit-passport.js';
+import { v2ScoreRoutes } from './scores/routes/v2-score.js';
+import { v2StampsRoutes } from './stamps/routes/v2-stamps.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
@@ -24,4 +26,6 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   scoreRoutes(app, ctx);
   stakeRoutes(app, ctx);
   stampsRoutes(app, ctx);
+  v2ScoreRoutes(app, ctx);
+  v2StampsRoutes(app, ctx);
 }

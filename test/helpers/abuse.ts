@@ -111,9 +111,13 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
   return operations;
 }
 
-/** The routes the server really serves (from `printRoutes`), as OpenAPI templates with their methods. */
-export function servedRoutes(app: FastifyInstance): { path: string; methods: string[] }[] {
-  const out: { path: string; methods: string[] }[] = [];
+/**
+ * The routes the server really serves (from `printRoutes`), as OpenAPI templates with their methods.
+ * Routes whose parameters at one position have different names share a router node printed as
+ * `:scorer_id|:address`; `paths` lists every reading of such a path (`path` is the first).
+ */
+export function servedRoutes(app: FastifyInstance): { path: string; paths: string[]; methods: string[] }[] {
+  const out: { path: string; paths: string[]; methods: string[] }[] = [];
   const stack: { depth: number; prefix: string }[] = [];
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
     const match = /^([\s│├└─]*)(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
@@ -123,9 +127,21 @@ export function servedRoutes(app: FastifyInstance): { path: string; methods: str
     const parent = stack.length > 0 ? stack[stack.length - 1]!.prefix : '';
     const prefix = parent + match[2];
     stack.push({ depth, prefix });
-    if (match[3]) out.push({ path: prefix.replace(/:(\w+)/g, '{$1}'), methods: match[3].split(',').map((m) => m.trim()) });
+    if (match[3]) {
+      const paths = parameterReadings(prefix).map((path) => path.replace(/:(\w+)/g, '{$1}'));
+      out.push({ path: paths[0]!, paths, methods: match[3].split(',').map((m) => m.trim()) });
+    }
   }
   return out;
+}
+
+/** `/a/:x|:y/b` → [`/a/:x/b`, `/a/:y/b`] (every combination when several segments alternate). */
+function parameterReadings(path: string): string[] {
+  const match = /:\w+(?:\|:\w+)+/.exec(path);
+  if (!match) return [path];
+  const head = path.slice(0, match.index);
+  const tails = parameterReadings(path.slice(match.index + match[0].length));
+  return match[0].split('|').flatMap((name) => tails.map((tail) => head + name + tail));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -110,6 +110,10 @@ describe('weighted scorer', () => {
       deduplicated: [],
       ignored: [],
       claims: [],
+      rawScore5: '0.00000',
+      threshold: '20.00000',
+      passing: false,
+      breakdown: [],
     });
   });
 

@@ -10,6 +10,7 @@ import { bountyVocabulary } from './0010-bounty-vocabulary.js';
 import { shippedEmpty } from './placeholders.js';
 import { security } from './0011-security.js';
 import { scorerSettings } from './0012-scorer-settings.js';
+import { scoreEvents } from './0013-score-events.js';
 import { keyPermissions } from './0014-key-permissions.js';
 import { portal } from './0018-portal.js';
 
@@ -28,6 +29,7 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0010-bounty-vocabulary': bountyVocabulary(dialect),
     '0011-security': security(dialect),
     '0012-scorer-settings': scorerSettings(dialect),
+    '0013-score-events': scoreEvents(dialect),
     '0014-key-permissions': keyPermissions(dialect),
     '0018-portal': portal(dialect),
   };

@@ -1,9 +1,10 @@
 import type { AccountService } from '../accounts/accounts.service.js';
 import type { Catalogue } from '../stamps/catalogue.js';
-import { type CandidateStamp, computeScore, type NullifierHold } from '../scorers/engine.js';
+import { type BreakdownStamp, type CandidateStamp, computeScore, type NullifierHold } from '../scorers/engine.js';
 import type { TrustedIssuerService } from '../stamps/issuers.service.js';
 import type { ScoringOutcome } from './scoring-jobs.repository.js';
 import type { StampsRepository } from '../stamps/stamps.repository.js';
+import { formatScoringTimestamp } from '../timestamps.js';
 
 export interface PassportScoringDeps {
   stamps: StampsRepository;
@@ -51,10 +52,41 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
     evidence: result.evidence ? JSON.stringify(result.evidence) : null,
     expirationDate: result.expirationDate === null ? null : result.expirationDate.getTime(),
     stampScores: JSON.stringify(result.stampScores),
+    rawScore: result.rawScore5,
+    passing: result.passing,
+    threshold: result.threshold,
+    stamps: breakdownJson(result.breakdown),
     claims: result.claims.map((c) => {
       const hold = holds.get(c.nullifier);
       const expiresAt = c.expiresAt.getTime();
       return { nullifier: c.nullifier, expiresAt, heldAlready: hold?.address === address && hold.expiresAt.getTime() === expiresAt };
     }),
   };
+}
+
+/**
+ * The v2 `stamps` object as JSON text, in provider order, rendered once when scored: the stored
+ * text is compared (did the result change?) and copied into answers as it is.
+ */
+export function breakdownJson(breakdown: readonly BreakdownStamp[]): string {
+  return JSON.stringify(
+    Object.fromEntries(
+      breakdown.map((stamp) => [
+        stamp.provider,
+        { score: stamp.score, dedup: stamp.dedup, expiration_date: expiryText(stamp.expirationDate.getTime()) },
+      ]),
+    ),
+  );
+}
+
+// Stamp expiries repeat on every scoring of an address: each is formatted once (bounded).
+const expiryTexts = new Map<number, string>();
+
+function expiryText(ms: number): string {
+  let text = expiryTexts.get(ms);
+  if (text === undefined) {
+    if (expiryTexts.size >= 100_000) expiryTexts.clear();
+    expiryTexts.set(ms, (text = formatScoringTimestamp(ms)));
+  }
+  return text;
 }

@@ -1,6 +1,7 @@
 import { compiledOnce, type Database, type Db, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
 import type { ScoringJobsTable } from '../../db/tables.js';
+import { NullifierTaken, type ScoreEventsRepository, scoreEventsRepository } from '../scores/score-events.repository.js';
 
 export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
 
@@ -16,6 +17,16 @@ export interface ScoringOutcome {
    * when the address held it, with this expiry, as the score was computed.
    */
   claims: { nullifier: string; expiresAt: number; heldAlready?: boolean }[];
+  // The v2 fields: scorePassport always fills them; they are optional only for hand-made
+  // outcomes (tests of the job queue), which record score as raw score, not passing, no stamps.
+  /** The raw weighted sum, five fraction digits (the v2 `score`, whatever the scorer type). */
+  rawScore?: string;
+  /** rawScore ≥ threshold, compared exactly. */
+  passing?: boolean;
+  /** The scorer's threshold, five fraction digits. */
+  threshold?: string;
+  /** JSON: the v2 per-stamp breakdown, provider → {score, dedup, expiration_date}, in provider order. */
+  stamps?: string;
 }
 
 /** Rolls the completion back so the job is queued to run again. */
@@ -34,7 +45,7 @@ function processingState(now: number) {
   };
 }
 
-export function scoringJobsRepository(database: Database) {
+export function scoringJobsRepository(database: Database, events: ScoreEventsRepository = scoreEventsRepository(database)) {
   const { db, dialect } = database;
   // Every submission runs these, so they are compiled once (see compiledOnce).
   const queueJob = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
@@ -92,14 +103,6 @@ export function scoringJobsRepository(database: Database) {
     const query = db.selectFrom('scoring_jobs').selectAll().where('id', '=', id);
     return dialect === 'postgres' ? query.forUpdate() : query;
   });
-  const writeDone = compiledOnce(
-    (db: Db, scorerId: number, address: string, score: string, evidence: string | null, expirationDate: number | null, stampScores: string, now: number) =>
-      db
-        .updateTable('scores')
-        .set({ status: 'DONE', score, evidence, error: null, last_score_timestamp: now, expiration_date: expirationDate, stamp_scores: stampScores })
-        .where('scorer_id', '=', scorerId)
-        .where('address', '=', address),
-  );
   const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
   return {
     /**
@@ -122,8 +125,8 @@ export function scoringJobsRepository(database: Database) {
     },
 
     /**
-     * Finishes a claimed job: takes the nullifier holds the result counted on and
-     * writes the score, then removes the job. The outcome is dropped and the job
+     * Finishes a claimed job: records the scoring (nullifier holds, score row, event; see
+     * recordScoring), then removes the job. The outcome is dropped and the job
      * runs again when a newer submission arrived meanwhile or another address
      * took one of the nullifiers first; it is dropped silently when the lease
      * was lost to another worker.
@@ -134,35 +137,12 @@ export function scoringJobsRepository(database: Database) {
           const current = await lockJob(trx, job.id);
           if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
           if (current.generation !== current.claimed_generation) throw new RunAgain();
-          // A re-scored address usually holds its nullifiers already, with the same expiry: those
-          // need no write while live, since holds are never deleted and a live hold cannot pass to
-          // another address before it expires.
-          const toWrite = outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
-          if (toWrite.length > 0) {
-            // One statement for every hold; a nullifier another live address holds is not returned.
-            const taken = await trx
-              .insertInto('nullifier_holds')
-              .values(
-                toWrite.map((claim) => ({
-                  scorer_id: job.scorer_id,
-                  nullifier: claim.nullifier,
-                  address: job.address,
-                  expires_at: claim.expiresAt,
-                })),
-              )
-              .onConflict((oc) =>
-                oc
-                  .columns(['scorer_id', 'nullifier'])
-                  .doUpdateSet((eb) => ({ address: eb.ref('excluded.address'), expires_at: eb.ref('excluded.expires_at') }))
-                  .where((eb) =>
-                    eb.or([eb('nullifier_holds.address', '=', job.address), eb('nullifier_holds.expires_at', '<=', now)]),
-                  ),
-              )
-              .returning('nullifier')
-              .execute();
-            if (taken.length !== toWrite.length) throw new RunAgain();
+          try {
+            await events.recordScoring(trx, job.scorer_id, job.address, { status: 'DONE', outcome }, now);
+          } catch (error) {
+            if (error instanceof NullifierTaken) throw new RunAgain();
+            throw error;
           }
-          await writeDone(trx, job.scorer_id, job.address, outcome.score, outcome.evidence, outcome.expirationDate, outcome.stampScores, now);
           await removeJob(trx, job.id);
           return 'done' as const;
         });
@@ -203,13 +183,7 @@ export function scoringJobsRepository(database: Database) {
             .execute();
           return 'rerun';
         }
-        await trx
-          .updateTable('scores')
-          // Nothing counted for a failed scoring: `{}`, so clients that iterate stamp_scores keep working.
-          .set({ status: 'ERROR', score: null, evidence: null, error, last_score_timestamp: now, expiration_date: null, stamp_scores: '{}' })
-          .where('scorer_id', '=', job.scorer_id)
-          .where('address', '=', job.address)
-          .execute();
+        await events.recordScoring(trx, job.scorer_id, job.address, { status: 'ERROR', error, threshold: null }, now);
         await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
         return 'error';
       });

@@ -106,6 +106,26 @@ export interface ScoreComputation {
   ignored: IgnoredStamp[];
   /** In nullifier order. */
   claims: NullifierClaim[];
+  /** `rawScore` with five fraction digits: the v2 `score`, whatever the scorer type. */
+  rawScore5: string;
+  /** The scorer's threshold, five fraction digits. */
+  threshold: string;
+  /** The exact raw sum reaches the threshold (compared before rounding). */
+  passing: boolean;
+  /**
+   * The v2 per-stamp breakdown, in provider order: one entry per provider with a valid, live,
+   * deduplicable stamp. A counted provider shows its stamp's raw weight; a provider whose only
+   * stamps are held by other addresses shows its newest such stamp, weight `0.00000`, `dedup`.
+   */
+  breakdown: BreakdownStamp[];
+}
+
+export interface BreakdownStamp {
+  provider: string;
+  /** Five fraction digits. */
+  score: string;
+  dedup: boolean;
+  expirationDate: Date;
 }
 
 export function computeScore(input: ScoringInput): ScoreComputation {
@@ -122,6 +142,7 @@ export function computeScore(input: ScoringInput): ScoreComputation {
   const deduplicated: DeduplicatedStamp[] = [];
   const ignored: IgnoredStamp[] = [];
   const eligibleByProvider = new Map<string, CandidateStamp[]>();
+  const dedupStamps = new Map<string, CandidateStamp[]>();
 
   // Deduplication comes before choosing one stamp per provider. Choosing first
   // would let a held newest stamp hide an older one of the same provider whose
@@ -156,6 +177,9 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     const heldElsewhere = firstHeldByAnother(stamp, input.holds, address, isLive);
     if (heldElsewhere !== null) {
       deduplicated.push({ stampId: stamp.id, provider: stamp.provider, ...heldElsewhere });
+      const sameProviderHeld = dedupStamps.get(stamp.provider);
+      if (sameProviderHeld === undefined) dedupStamps.set(stamp.provider, [stamp]);
+      else sameProviderHeld.push(stamp);
       continue;
     }
     const sameProvider = eligibleByProvider.get(stamp.provider);
@@ -175,7 +199,7 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     const weight = weightOverrides.get(provider) ?? defaultWeight(provider, input.defaultWeights);
     weights.push(weight);
     countedStamps.push(newest);
-    counted.push({ stampId: newest.id, provider, weight: formatDecimal(weight) });
+    counted.push({ stampId: newest.id, provider, weight: formatOnce(weight, formatDecimal, decimalTexts) });
   }
 
   const raw = sumDecimals(weights);
@@ -188,15 +212,32 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     })),
     settings,
   );
-  for (const [index, stamp] of counted.entries()) stamp.weight = formatDecimal(typed.applied[index] as Big);
+  for (const [index, stamp] of counted.entries()) stamp.weight = formatOnce(typed.applied[index] as Big, formatDecimal, decimalTexts);
   const claims = claimsFor(countedStamps, input.holds, address, isLive);
   // fromEntries defines own properties, so even a provider called "__proto__" is an ordinary key.
-  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatScore(typed.applied[index] as Big)]));
+  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatOnce(typed.applied[index] as Big, formatScore, scoreTexts)]));
   const expirationDate = countedStamps.reduce<Date | null>(
     (earliest, stamp) => (earliest === null || stamp.expirationDate.getTime() < earliest.getTime() ? stamp.expirationDate : earliest),
     null,
   );
+  const threshold = parseCached(scorer.threshold, () => 'scorer threshold');
+  const breakdown: BreakdownStamp[] = countedStamps.map((stamp, index) => ({
+    provider: stamp.provider,
+    score: formatOnce(weights[index] as Big, formatScore, scoreTexts),
+    dedup: false,
+    expirationDate: stamp.expirationDate,
+  }));
+  for (const [provider, held] of dedupStamps) {
+    if (eligibleByProvider.has(provider)) continue;
+    const newest = held.sort(newestFirst)[0] as CandidateStamp;
+    breakdown.push({ provider, score: '0.00000', dedup: true, expirationDate: newest.expirationDate });
+  }
+  breakdown.sort((a, b) => compareText(a.provider, b.provider));
   return {
+    rawScore5: formatScore(raw),
+    threshold: formatOnce(threshold, formatScore, scoreTexts),
+    passing: raw.gte(threshold),
+    breakdown,
     rawScore: formatDecimal(raw),
     score: formatScore(typed.score),
     evidence: typed.evidence,
@@ -214,14 +255,41 @@ export function computeScore(input: ScoringInput): ScoreComputation {
 function parseWeightOverrides(weights: Readonly<Record<string, string>>): Map<string, Big> {
   const parsed = new Map<string, Big>();
   for (const [provider, text] of Object.entries(weights)) {
-    parsed.set(provider, parseSetting(text, `scorer weight of provider ${JSON.stringify(provider)}`));
+    parsed.set(provider, parseCached(text, () => `scorer weight of provider ${JSON.stringify(provider)}`));
   }
   return parsed;
 }
 
+// Weights and thresholds repeat across every scoring: each distinct text is parsed once. Big values
+// are never mutated (every operation returns a new one), so sharing them is safe; bounded so that
+// ever-changing settings cannot grow it without limit.
+const parsedSettings = new Map<string, Big>();
+const PARSED_SETTINGS_MAX = 4096;
+
+function parseCached(text: unknown, what: () => string): Big {
+  if (typeof text === 'string') {
+    const hit = parsedSettings.get(text);
+    if (hit !== undefined) return hit;
+  }
+  const value = parseSetting(text, what());
+  if (parsedSettings.size < PARSED_SETTINGS_MAX) parsedSettings.set(text as string, value);
+  return value;
+}
+
+// The weights above are shared Big values (parseCached), so their texts are too: formatted once
+// per value. Keyed weakly by the value, which nothing mutates.
+const decimalTexts = new WeakMap<Big, string>();
+const scoreTexts = new WeakMap<Big, string>();
+
+function formatOnce(value: Big, format: (value: Big) => string, texts: WeakMap<Big, string>): string {
+  let text = texts.get(value);
+  if (text === undefined) texts.set(value, (text = format(value)));
+  return text;
+}
+
 function defaultWeight(provider: string, defaultWeights: ReadonlyMap<string, string>): Big {
   const text = defaultWeights.get(provider);
-  return parseSetting(text ?? '0', `default weight of provider ${JSON.stringify(provider)}`);
+  return parseCached(text ?? '0', () => `default weight of provider ${JSON.stringify(provider)}`);
 }
 
 function firstHeldByAnother(

@@ -27,6 +27,11 @@ export function scoresRepository(db: Db) {
         's.scorer_id',
         's.expiration_date',
         's.stamp_scores',
+        's.raw_score',
+        's.passing',
+        's.threshold',
+        's.stamps',
+        's.event_id',
       ])
       .where('sc.id', '=', scorerId)
       .where('sc.account_id', '=', accountId),

@@ -1,9 +1,31 @@
-import type { Db } from '../../db/connection.js';
+import { compiledOnce, type Db } from '../../db/connection.js';
 import type { StampsTable } from '../../db/tables.js';
 
 export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'created_at' | 'updated_at'>;
 
+/** Longest nullifier list whose holds query is compiled once (one compiled query per length). */
+const COMPILED_HOLDS_MAX = 64;
+
 export function stampsRepository(db: Db) {
+  // Every scoring (and every v2 score read) runs these two, so they are compiled once.
+  const liveForScoringQuery = compiledOnce((db: Db, address: string) =>
+    db
+      .selectFrom('stamps')
+      .select(['id', 'provider', 'issuer', 'nullifiers', 'issuance_date', 'expiration_date'])
+      .where('address', '=', address)
+      .where('deleted_at', 'is', null)
+      .where('revoked_at', 'is', null),
+  );
+  const holdsQueries = new Map<number, ReturnType<typeof holdsQuery>>();
+  function holdsQuery(count: number) {
+    return compiledOnce((db: Db, scorerId: number, ...nullifiers: string[]) =>
+      db
+        .selectFrom('nullifier_holds')
+        .select(['nullifier', 'address', 'expires_at'])
+        .where('scorer_id', '=', scorerId)
+        .where('nullifier', 'in', nullifiers.slice(0, count)),
+    );
+  }
   return {
     /**
      * Stores a stamp; the same credential for the same address is stored once.
@@ -30,13 +52,7 @@ export function stampsRepository(db: Db) {
 
     /** What scoring needs of an address's live stamps: no credential bodies. */
     async liveForScoring(address: string) {
-      return db
-        .selectFrom('stamps')
-        .select(['id', 'provider', 'issuer', 'nullifiers', 'issuance_date', 'expiration_date'])
-        .where('address', '=', address)
-        .where('deleted_at', 'is', null)
-        .where('revoked_at', 'is', null)
-        .execute();
+      return (await liveForScoringQuery(db, address)).rows;
     },
 
     async revoke(filter: { digest?: string; address?: string; provider?: string }, now: number): Promise<number> {
@@ -75,6 +91,11 @@ export function stampsRepository(db: Db) {
 
     async holdsFor(scorerId: number, nullifiers: string[]) {
       if (nullifiers.length === 0) return [];
+      if (nullifiers.length <= COMPILED_HOLDS_MAX) {
+        let query = holdsQueries.get(nullifiers.length);
+        if (!query) holdsQueries.set(nullifiers.length, (query = holdsQuery(nullifiers.length)));
+        return (await query(db, scorerId, ...nullifiers)).rows;
+      }
       return db
         .selectFrom('nullifier_holds')
         .select(['nullifier', 'address', 'expires_at'])

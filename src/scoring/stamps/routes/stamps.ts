@@ -41,7 +41,7 @@ const StampItem = Type.Object(
   { title: 'StampItem' },
 );
 
-const StampPage = Type.Object(
+export const StampPage = Type.Object(
   {
     next: Type.Union([Type.String(), Type.Null()], { description: 'URL of the next page, or null.' }),
     prev: Type.Union([Type.String(), Type.Null()], { description: 'URL of the previous page, or null.' }),
@@ -50,14 +50,29 @@ const StampPage = Type.Object(
   { title: 'StampPage' },
 );
 
-const StampsQuery = Type.Object({
+export const StampsQuery = Type.Object({
   include_metadata: Type.Optional(Type.Boolean({ default: false, description: 'Add each stamp’s catalogue entry (beta).' })),
   limit: Type.Optional(LimitSchema),
   offset: Type.Optional(OffsetSchema),
   token: Type.Optional(Type.String({ maxLength: 64, description: 'Opaque page token from `next`/`prev`; wins over `offset`.' })),
 });
 
-function baseUrl(ctx: AppContext, request: FastifyRequest): string {
+const MetadataStamp = Type.Object({ name: Type.String(), description: Type.String(), hash: Type.String() });
+const MetadataEntry = Type.Object(
+  {
+    id: Type.String(),
+    icon: IconUrl,
+    name: Type.String(),
+    description: Type.String(),
+    connectMessage: Type.String(),
+    groups: Type.Array(Type.Object({ name: Type.String(), stamps: Type.Array(MetadataStamp) })),
+  },
+  { title: 'StampMetadataEntry' },
+);
+
+export const MetadataEntries = Type.Array(MetadataEntry);
+
+export function baseUrl(ctx: AppContext, request: FastifyRequest): string {
   return ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
 }
 
@@ -96,20 +111,6 @@ export function stampsRoutes(instance: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  const MetadataStamp = Type.Object({ name: Type.String(), description: Type.String(), hash: Type.String() });
-  const MetadataEntry = Type.Object(
-    {
-      id: Type.String(),
-      icon: IconUrl,
-      name: Type.String(),
-      description: Type.String(),
-      connectMessage: Type.String(),
-      groups: Type.Array(Type.Object({ name: Type.String(), stamps: Type.Array(MetadataStamp) })),
-    },
-    { title: 'StampMetadataEntry' },
-  );
-
-  const MetadataEntries = Type.Array(MetadataEntry);
 
   app.get(
     '/registry/stamp-metadata',

@@ -1,0 +1,198 @@
+import type { Insertable, Selectable } from 'kysely';
+import { compiledOnce, type Database, type Db } from '../../db/connection.js';
+import { lockScoreEventLog } from '../../db/dialect.js';
+import type { ScoreEventsTable, ScoresTable } from '../../db/tables.js';
+import type { ScoringOutcome } from '../jobs/scoring-jobs.repository.js';
+
+export type ScoreEventRow = Selectable<ScoreEventsTable>;
+export type NewScoreEvent = Insertable<ScoreEventsTable>;
+type ScoreRow = ScoresTable;
+
+/** A settled scoring: what the score row becomes and what the event log records. */
+export type SettledScoring =
+  | { status: 'DONE'; outcome: ScoringOutcome }
+  /** `threshold` (5 dp) when the scorer's threshold is known, so the v2 error answer can show it. */
+  | { status: 'ERROR'; error: string; threshold?: string | null };
+
+export interface RecordScoringOptions {
+  /** Runs inside the same write transaction, after the score and its event (batch items). */
+  withinTransaction?: (trx: Db) => Promise<void>;
+}
+
+export interface RecordedScoring {
+  row: ScoreRow;
+  /** The appended event's id; null when the result equals the latest event (nothing appended). */
+  appendedEventId: number | null;
+}
+
+/**
+ * Another address took a nullifier the result counted on, between scoring and recording: the
+ * transaction must roll back and the address be scored again.
+ */
+export class NullifierTaken extends Error {
+  constructor() {
+    super('a nullifier the score counted on was taken by another address');
+    this.name = 'NullifierTaken';
+  }
+}
+
+/** The score row and event columns of a settled result. */
+function settledColumns(result: SettledScoring) {
+  if (result.status === 'ERROR') {
+    return {
+      status: 'ERROR' as const,
+      score: null,
+      raw_score: null,
+      passing: 0,
+      threshold: result.threshold ?? null,
+      evidence: null,
+      // Nothing counted for a failed scoring: `{}`, so clients that iterate stamp_scores keep working.
+      stamp_scores: '{}',
+      stamps: '{}',
+      expiration_date: null,
+      error: result.error,
+    };
+  }
+  const { outcome } = result;
+  return {
+    status: 'DONE' as const,
+    score: outcome.score,
+    raw_score: outcome.rawScore ?? outcome.score,
+    passing: outcome.passing ? 1 : 0,
+    threshold: outcome.threshold ?? null,
+    evidence: outcome.evidence,
+    stamp_scores: outcome.stampScores,
+    stamps: outcome.stamps ?? '{}',
+    expiration_date: outcome.expirationDate,
+    error: null,
+  };
+}
+
+type Settled = ReturnType<typeof settledColumns>;
+
+/** Whether a settled result differs from an event in what the log tracks (spec v2.md "Score events"). */
+export function differsFromEvent(settled: Settled, event: ScoreEventRow | undefined): boolean {
+  return (
+    event === undefined ||
+    event.status !== settled.status ||
+    event.score !== settled.score ||
+    Number(event.passing) !== settled.passing ||
+    event.threshold !== settled.threshold ||
+    event.evidence !== settled.evidence ||
+    event.error !== settled.error ||
+    event.stamps !== settled.stamps
+  );
+}
+
+/**
+ * The one write path of a settled scoring (v1 job completion and failure, v2 synchronous scoring,
+ * batches): nullifier holds, the score row (the projection) and, when the result changed, the
+ * score event, all in the caller's transaction. `appendScoreEvent` is the only insert into
+ * score_events.
+ */
+export function scoreEventsRepository(database: Database) {
+  const { dialect } = database;
+  const latestUpdate = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db
+      .selectFrom('score_events')
+      .selectAll()
+      .where('scorer_id', '=', scorerId)
+      .where('address', '=', address)
+      .where('type', '=', 'score.updated')
+      .orderBy('id', 'desc')
+      .limit(1),
+  );
+  const latestUpdateAtOrBefore = compiledOnce((db: Db, scorerId: number, address: string, at: number) =>
+    db
+      .selectFrom('score_events')
+      .selectAll()
+      .where('scorer_id', '=', scorerId)
+      .where('address', '=', address)
+      .where('type', '=', 'score.updated')
+      .where('created_at', '<=', at)
+      .orderBy('id', 'desc')
+      .limit(1),
+  );
+  const setEventId = compiledOnce((db: Db, scorerId: number, address: string, eventId: number) =>
+    db.updateTable('scores').set({ event_id: eventId }).where('scorer_id', '=', scorerId).where('address', '=', address),
+  );
+
+  async function appendScoreEvent(trx: Db, event: NewScoreEvent): Promise<number> {
+    await lockScoreEventLog(dialect, trx, event.scorer_id);
+    const inserted = await trx.insertInto('score_events').values(event).returning('id').executeTakeFirstOrThrow();
+    return Number(inserted.id);
+  }
+
+  async function takeHolds(trx: Db, scorerId: number, address: string, outcome: ScoringOutcome, now: number): Promise<void> {
+    // A re-scored address usually holds its nullifiers already, with the same expiry: those
+    // need no write while live, since holds are never deleted and a live hold cannot pass to
+    // another address before it expires.
+    const toWrite = outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
+    if (toWrite.length === 0) return;
+    // One statement for every hold; a nullifier another live address holds is not returned.
+    const taken = await trx
+      .insertInto('nullifier_holds')
+      .values(toWrite.map((claim) => ({ scorer_id: scorerId, nullifier: claim.nullifier, address, expires_at: claim.expiresAt })))
+      .onConflict((oc) =>
+        oc
+          .columns(['scorer_id', 'nullifier'])
+          .doUpdateSet((eb) => ({ address: eb.ref('excluded.address'), expires_at: eb.ref('excluded.expires_at') }))
+          .where((eb) => eb.or([eb('nullifier_holds.address', '=', address), eb('nullifier_holds.expires_at', '<=', now)])),
+      )
+      .returning('nullifier')
+      .execute();
+    if (taken.length !== toWrite.length) throw new NullifierTaken();
+  }
+
+  return {
+    appendScoreEvent,
+
+    /**
+     * Records a settled scoring in `trx`: takes the nullifier holds (throws NullifierTaken when
+     * another address got one first), writes the score row, and appends an event unless the
+     * result equals the latest one. The row is written before the latest event is read, so its
+     * lock orders concurrent recordings of one address on PostgreSQL (no duplicate events).
+     */
+    async recordScoring(
+      trx: Db,
+      scorerId: number,
+      address: string,
+      result: SettledScoring,
+      now: number,
+      options: RecordScoringOptions = {},
+    ): Promise<RecordedScoring> {
+      if (result.status === 'DONE') await takeHolds(trx, scorerId, address, result.outcome, now);
+      const settled = settledColumns(result);
+      const row = (await trx
+        .insertInto('scores')
+        .values({ scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: null })
+        .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet({ ...settled, last_score_timestamp: now }))
+        .returningAll()
+        .executeTakeFirstOrThrow()) as ScoreRow;
+      const latest = (await latestUpdate(trx, scorerId, address)).rows[0];
+      let appendedEventId: number | null = null;
+      if (differsFromEvent(settled, latest)) {
+        const { stamp_scores: _v1Only, ...eventColumns } = settled;
+        appendedEventId = await appendScoreEvent(trx, { type: 'score.updated', scorer_id: scorerId, address, ...eventColumns, created_at: now });
+        await setEventId(trx, scorerId, address, appendedEventId);
+        row.event_id = appendedEventId;
+      } else if (row.event_id == null && latest) {
+        await setEventId(trx, scorerId, address, Number(latest.id));
+        row.event_id = Number(latest.id);
+      }
+      if (options.withinTransaction) await options.withinTransaction(trx);
+      return { row, appendedEventId };
+    },
+
+    /** The latest score.updated event of an address at or before `at` (epoch ms): the score as it was then. */
+    async scoreAt(db: Db, scorerId: number, address: string, at: number): Promise<ScoreEventRow | undefined> {
+      return (await latestUpdateAtOrBefore(db, scorerId, address, at)).rows[0];
+    },
+
+    async latest(db: Db, scorerId: number, address: string): Promise<ScoreEventRow | undefined> {
+      return (await latestUpdate(db, scorerId, address)).rows[0];
+    },
+  };
+}
+
+export type ScoreEventsRepository = ReturnType<typeof scoreEventsRepository>;
