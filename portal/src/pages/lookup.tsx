@@ -1,27 +1,24 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, errorText, type Scorer } from '../api.js';
+import { api, errorText, type Scorer } from '../api.js';
 
-interface ScoreRecord {
+/** The v2 score of an address (GET /v2/stamps/{scorer_id}/score/{address}). */
+interface V2Score {
   address: string;
-  score: string | null;
-  status: string;
+  score: string;
+  passing_score: boolean;
+  threshold: string;
   last_score_timestamp: string;
-  evidence: unknown;
+  expiration_timestamp: string | null;
   error: string | null;
-  stamp_scores?: Record<string, string>;
-}
-
-interface StampList {
-  items: { credential: { credentialSubject?: { provider?: string }; expirationDate?: string } }[];
+  stamps: Record<string, { score: string; dedup: boolean; expiration_date: string }>;
 }
 
 export function LookupPage() {
   const [scorers, setScorers] = useState<Scorer[]>([]);
   const [scorer, setScorer] = useState('');
   const [address, setAddress] = useState('');
-  const [score, setScore] = useState<ScoreRecord | null>(null);
-  const [stamps, setStamps] = useState<StampList['items'] | null>(null);
-  const [note, setNote] = useState<string | null>(null);
+  const [result, setResult] = useState<V2Score | null>(null);
+  const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
 
   useEffect(() => {
@@ -34,23 +31,19 @@ export function LookupPage() {
   async function lookUp(event: Event) {
     event.preventDefault();
     setProblem(null);
-    setNote(null);
-    setScore(null);
-    setStamps(null);
-    const target = address.trim().toLowerCase();
+    setResult(null);
+    setBusy(true);
     try {
-      setStamps((await api<StampList>('GET', `/registry/stamps/${target}?limit=100`)).items);
-      try {
-        setScore(await api<ScoreRecord>('GET', `/registry/score/${scorer}/${target}`));
-      } catch (error) {
-        if (error instanceof ApiError && error.code === 'not_submitted') setNote('This address has not been submitted to this scorer yet.');
-        else throw error;
-      }
+      // Scores the address now from its stored stamps, as an integrator's v2 read does.
+      setResult(await api<V2Score>('GET', `/v2/stamps/${scorer}/score/${address.trim().toLowerCase()}`));
     } catch (error) {
       setProblem(errorText(error));
+    } finally {
+      setBusy(false);
     }
   }
 
+  const stamps = result ? Object.entries(result.stamps) : [];
   return (
     <>
       {problem && <p role="alert" class="error">{problem}</p>}
@@ -62,29 +55,32 @@ export function LookupPage() {
           </select>
         </label>
         <label>Address<input required pattern="0[xX][0-9a-fA-F]{40}" placeholder="0x…" value={address} onInput={(e) => setAddress(e.currentTarget.value)} spellcheck={false} autoComplete="off" /></label>
-        <button type="submit" disabled={scorer === ''}>Look up</button>
+        <button type="submit" disabled={scorer === '' || busy}>{busy ? 'Scoring…' : 'Look up'}</button>
       </form>
       <section aria-live="polite">
-        {note && <p>{note}</p>}
-        {score && (
+        {result && (
           <dl class="card facts">
-            <dt>Status</dt><dd data-testid="status">{score.status}</dd>
-            <dt>Score</dt><dd data-testid="score">{score.score ?? '—'}</dd>
-            <dt>Last scored</dt><dd>{score.last_score_timestamp}</dd>
-            {score.error && (<><dt>Error</dt><dd>{score.error}</dd></>)}
+            <dt>Score</dt><dd data-testid="score">{result.score}</dd>
+            <dt>Passing</dt><dd data-testid="passing">{result.passing_score ? `yes (threshold ${result.threshold})` : `no (threshold ${result.threshold})`}</dd>
+            <dt>Scored</dt><dd>{result.last_score_timestamp}</dd>
+            <dt>Expires</dt><dd>{result.expiration_timestamp ?? '—'}</dd>
+            {result.error && (<><dt>Error</dt><dd>{result.error}</dd></>)}
           </dl>
         )}
-        {stamps && (
+        {result && (
           <div class="table-wrap">
             <table>
               <caption>{`Stamps (${stamps.length})`}</caption>
-              <thead><tr><th scope="col">Provider</th><th scope="col">Expires</th><th scope="col">Weight in this score</th></tr></thead>
+              <thead><tr><th scope="col">Provider</th><th scope="col">Weight in this score</th><th scope="col">Expires</th></tr></thead>
               <tbody>
-                {stamps.length === 0 && <tr><td colSpan={3}>No stamps.</td></tr>}
-                {stamps.map((stamp, i) => {
-                  const provider = stamp.credential.credentialSubject?.provider ?? '?';
-                  return <tr key={i}><td>{provider}</td><td>{stamp.credential.expirationDate ?? ''}</td><td>{score?.stamp_scores?.[provider] ?? '—'}</td></tr>;
-                })}
+                {stamps.length === 0 && <tr><td colSpan={3}>No valid stamps.</td></tr>}
+                {stamps.map(([provider, stamp]) => (
+                  <tr key={provider}>
+                    <td>{provider}</td>
+                    <td>{stamp.dedup ? `${stamp.score} (deduplicated)` : stamp.score}</td>
+                    <td>{stamp.expiration_date}</td>
+                  </tr>
+                ))}
               </tbody>
             </table>
           </div>
