@@ -8,7 +8,9 @@ import { PermissionListSchema } from '../../scoring/accounts/permissions.schema.
 
 const Timestamp = (description: string) => Type.String({ description: `${description} ISO 8601 with a +00:00 offset.` });
 const Decimal = (description: string) => Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,5})?$', description: `${description} A non-negative decimal, as text.` });
-const Provider = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+// No control characters: PostgreSQL text cannot hold NUL, and no name needs one.
+const Printable = '^[^\\u0000-\\u001f\\u007f]+$';
+const Provider = Type.String({ minLength: 1, maxLength: 100, pattern: Printable });
 const Weights = Type.Record(Provider, Decimal('Weight.'), {
   maxProperties: 500,
   description: 'Weight overrides: provider → weight (other providers keep the catalogue\'s weight).',
@@ -42,8 +44,8 @@ export const ScorerBody = Type.Object(
 export const ScorerList = Type.Object({ items: Type.Array(ScorerBody) }, { title: 'AccountScorerList' });
 
 const ScorerFields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  type: Type.String({ minLength: 1, maxLength: 50, description: 'A scorer type name; default `weighted`.' }),
+  name: Type.String({ minLength: 1, maxLength: 200, pattern: Printable }),
+  type: Type.String({ minLength: 1, maxLength: 50, pattern: Printable, description: 'A scorer type name; default `weighted`.' }),
   threshold: Decimal('Threshold (default: the catalogue\'s, 20).'),
   weights: Weights,
   settings: Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 50, description: 'The type\'s own settings.' }),
@@ -87,7 +89,7 @@ export const KeyList = Type.Object({ items: Type.Array(KeyBody) }, { title: 'Acc
 
 export const NewKey = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'Label.' }),
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: Printable, description: 'Label.' }),
     permissions: Type.Optional({ ...PermissionListSchema, description: 'The key\'s permissions; default: every one but historical_endpoint.' }),
   },
   { title: 'NewApiKey', additionalProperties: false },
