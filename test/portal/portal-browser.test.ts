@@ -190,6 +190,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       // Keyboard: the first Tab reaches the skip link, and the sign-in button works from the keyboard.
       await page.keyboard.press('Tab');
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+      await page.evaluate(() => document.activeElement?.blur());
       await capture('sign-in');
       await page.getByRole('button', { name: 'Sign in with Ethereum' }).focus();
       const signInRequest = page.waitForRequest((request) => request.url().endsWith('/v2/account/session') && request.method() === 'POST');

@@ -24,7 +24,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
         Sign in with your Ethereum wallet (an externally owned account or a smart wallet). Your wallet shows a
         Sign-In with Ethereum message for this site; signing it costs nothing and sends no transaction.
       </p>
-      <p>The first sign-in of a wallet creates its account: its scorers, API keys and webhooks belong to that wallet.</p>
+      <p>Unless this server hands accounts out itself, the first sign-in of a wallet creates its account: its scorers, API keys and webhooks belong to that wallet.</p>
       <button type="button" onClick={signIn} disabled={busy}>{busy ? 'Waiting for the wallet…' : 'Sign in with Ethereum'}</button>
       {problem && <p role="alert" class="error">{problem}</p>}
     </section>
