@@ -27,6 +27,7 @@ export const titles: Record<CaseName, string> = {
   bounties: 'GET bounties (10k, 2 filters + order)',
   'bounties-uncached': 'GET bounties, cache off (every request queries)',
   'v2-score': 'v2 score (20 verified stamps)',
+  webhooks: 'webhook deliveries to a loopback receiver',
 };
 
 export interface Derived {

@@ -20,9 +20,7 @@
  * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
  * load generator and all other processes used meanwhile: a regression raises the CPU per request,
  * a busy machine lowers req/s with the CPU per request unchanged. Then one PASS/FAIL line per
- * target of issue 17 (bench/verdicts.ts).
- *
- * Results: a table on stdout and bench/results/latest.json.
+ * target of issue 17 (bench/verdicts.ts). Results: a table on stdout and bench/results/latest.json.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -41,6 +39,7 @@ import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, derive, resultsTable, titles } from './report.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
+import { runWebhookCases } from './webhook-delivery.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -269,7 +268,7 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling'> => c !== 'ceiling');
+    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling' | 'webhooks'> => c !== 'ceiling' && c !== 'webhooks');
     if (settings.cases.includes('ceiling')) records.push(await runCeiling());
 
     if (stampCases.length > 0) {
@@ -318,6 +317,7 @@ async function main(): Promise<number> {
         }
       }
     }
+    if (settings.cases.includes('webhooks')) records.push(...(await runWebhookCases(settings.databases, settings.postgresUrl, loadText)));
   } catch (error) {
     problems.push(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {

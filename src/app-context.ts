@@ -30,6 +30,7 @@ import { createStakingServices } from './staking/staking-services.js';
 import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
+import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
 import { createPortalServices } from './portal/portal-services.js';
 
 export interface ContextOptions {
@@ -37,6 +38,8 @@ export interface ContextOptions {
   log?: Pick<FastifyBaseLogger, 'warn' | 'info'>;
   /** This process serves HTTP and needs the shared rate-limit store. */
   http?: boolean;
+  /** Clock, jitter and DNS of the webhook worker (tests). */
+  webhooks?: Omit<WebhookServicesOptions, 'accounts' | 'appendScoreEvent'>;
 }
 
 const silentLog = { warn: () => {}, info: () => {} };
@@ -122,6 +125,9 @@ export async function createAppContext(config: Config, database: Database, optio
   bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
+  const webhooks = await createWebhookServices(config, database, { accounts, appendScoreEvent: v2.events.appendScoreEvent, ...options.webhooks });
+  // A settled job may have appended a score event: this process's webhook worker looks at once.
+  worker.on('settled', () => webhooks.worker.notify());
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
@@ -144,6 +150,7 @@ export async function createAppContext(config: Config, database: Database, optio
       await scores.drain();
       await portal.usage.stop();
       await worker.stop();
+      await webhooks.worker.stop();
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -163,6 +170,7 @@ export async function createAppContext(config: Config, database: Database, optio
     worker,
     scores,
     v2,
+    webhooks,
   };
 }
 

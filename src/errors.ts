@@ -16,6 +16,7 @@ export const errorStatus = {
   invalid_token: 400,
   invalid_siwe_message: 400,
   invalid_credential: 400,
+  invalid_webhook_url: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   invalid_session: 401,
@@ -27,7 +28,11 @@ export const errorStatus = {
   scorer_not_found: 404,
   not_submitted: 404,
   score_not_found: 404,
+  webhook_not_found: 404,
+  delivery_not_found: 404,
   method_not_allowed: 405,
+  webhook_limit_reached: 409,
+  delivery_in_progress: 409,
   request_timeout: 408,
   payload_too_large: 413,
   uri_too_long: 414,
@@ -39,6 +44,7 @@ export const errorStatus = {
   not_ready: 503,
   database_unavailable: 503,
   shutting_down: 503,
+  webhooks_not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

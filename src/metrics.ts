@@ -4,6 +4,7 @@ import type { AppContext } from './app-context.js';
 import { MemoryPublicCacheStore } from './publicdata/cache.js';
 import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
 import type { JobSettled } from './scoring/jobs/scoring-worker.js';
+import type { AttemptEvent } from './webhooks/webhook-worker.js';
 
 /** Prometheus metrics of one process, in a registry of its own (tests build many apps). */
 export function createMetrics(ctx: AppContext) {
@@ -87,6 +88,27 @@ export function createMetrics(ctx: AppContext) {
       },
     });
   }
+
+  const webhookAttempts = new Counter({
+    name: 'stampgate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this process, by outcome: delivered, failed (a retry is scheduled), dead (the last attempt failed), lost (another worker had taken the delivery over).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  ctx.webhooks.worker.on('attempt', (attempt: AttemptEvent) => webhookAttempts.inc({ outcome: attempt.state }));
+  new Gauge({
+    name: 'stampgate_webhook_outbox_lag_seconds',
+    help: 'Age of the oldest score event not yet delivered to an enabled webhook endpoint (0 when none is waiting; all processes).',
+    registers: [registry],
+    async collect() {
+      try {
+        const oldest = await ctx.webhooks.queue.oldestUndeliveredAt();
+        this.set(oldest === null ? 0 : Math.max(0, Date.now() - oldest) / 1000);
+      } catch {
+        // The database is down: /health/ready says so; keep the last value.
+      }
+    },
+  });
 
   const startedAt = new Map<string, number>();
   ctx.worker.on('started', (job: ScoringJobRow) => startedAt.set(`${job.scorer_id}:${job.address}`, performance.now()));

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AppContext } from '../app-context.js';
 import { logWorkerEvents } from '../scoring/jobs/scoring-worker.js';
+import { logWebhookWorkerEvents } from '../webhooks/webhook-worker.js';
 import type { IndexRun } from '../staking/staking-indexer.js';
 import type { CliIo } from './context.js';
 
@@ -12,6 +13,10 @@ export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo):
   void ctx.signals.listen();
   ctx.worker.start();
   io.out(`Scoring worker ${ctx.worker.owner} started.`);
+  logWebhookWorkerEvents(ctx.webhooks.worker, logger, isOutage);
+  ctx.webhooks.worker.start();
+  if (!ctx.webhooks.configured) logger.warn('WEBHOOK_SECRET_KEY is not set: webhooks can be neither registered nor sent');
+  io.out(`Webhook worker ${ctx.webhooks.worker.owner} started.`);
   const indexer = ctx.staking.indexer;
   if (!indexer) return;
   indexer.on('indexed', (run: IndexRun) =>

@@ -14,12 +14,23 @@ import { type StakingConfig, stakingSettings } from './staking.js';
 import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
 import { type PortalConfig, portalSettings } from './portal.js';
 import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
+import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & PortalConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & PortalConfig;
 
-const settings = { ...serverSettings, ...databaseSettings, ...scoringSettings, ...securitySettings, ...stakingSettings, ...publicdataSettings, ...smartWalletSettings, ...portalSettings };
+const settings = {
+  ...serverSettings,
+  ...databaseSettings,
+  ...scoringSettings,
+  ...securitySettings,
+  ...stakingSettings,
+  ...publicdataSettings,
+  ...smartWalletSettings,
+  ...webhooksSettings,
+  ...portalSettings,
+};
 
 export class ConfigError extends Error {
   readonly problems: string[];

@@ -65,6 +65,17 @@ export function notIndexed(dialect: DialectName, column: string): RawBuilder<unk
   return dialect === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
 }
 
+/**
+ * Takes a lock that lasts until the end of the current transaction, without waiting: true when it was
+ * taken. PostgreSQL uses an advisory transaction lock on `key`; on SQLite a write transaction
+ * (BEGIN IMMEDIATE) already excludes every other writer, so it is always true there.
+ */
+export async function tryTransactionLock(dialect: DialectName, trx: Kysely<any>, key: number): Promise<boolean> {
+  if (dialect !== 'postgres') return true;
+  const result = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${key}) as locked`.execute(trx);
+  return result.rows[0]?.locked === true;
+}
+
 /** First key of the score event log's advisory locks (the second is the scorer id). */
 const SCORE_EVENT_LOCK_SPACE = 0x5e0e;
 

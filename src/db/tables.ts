@@ -3,6 +3,7 @@ import type { PublicDataTables } from './tables/public-data.js';
 import type { StakingTables } from './tables/staking.js';
 import type { WalletTables } from './tables/wallet.js';
 import type { PortalTables } from './tables/portal.js';
+import type { WebhookTables } from './tables/webhooks.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -156,7 +157,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables, PortalTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, PortalTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;

@@ -10,6 +10,8 @@ import { signingMessageRoute } from './scores/routes/signing-message.js';
 import { submitPassportRoute } from './scores/routes/submit-passport.js';
 import { v2ScoreRoutes } from './scores/routes/v2-score.js';
 import { v2StampsRoutes } from './stamps/routes/v2-stamps.js';
+import { webhookRoutes } from '../webhooks/routes/webhooks.js';
+import { eventFeedRoutes } from '../webhooks/routes/events.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
@@ -28,4 +30,6 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   stampsRoutes(app, ctx);
   v2ScoreRoutes(app, ctx);
   v2StampsRoutes(app, ctx);
+  webhookRoutes(app, ctx);
+  eventFeedRoutes(app, ctx);
 }

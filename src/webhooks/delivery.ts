@@ -26,8 +26,8 @@ const DEFAULT_USER_AGENT = 'Stampgate-Webhooks/1';
 
 export interface DeliverWebhookInput {
   url: string;
-  /** The endpoint's `whsec_` secret. */
-  secret: string;
+  /** The endpoint's `whsec_` secret (or both secrets during a rotation's grace period). */
+  secret: string | readonly string[];
   /** Becomes `webhook-id`; the same on every retry of this event. */
   eventId: string | number;
   /** Serialized once with JSON.stringify; the signature covers exactly the bytes sent. */

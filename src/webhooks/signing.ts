@@ -46,7 +46,8 @@ export function isWebhookSecret(value: string): boolean {
 }
 
 export interface SignWebhookInput {
-  secret: string;
+  /** Several secrets (both sides of a rotation) give one space-separated signature each, as the specification allows. */
+  secret: string | readonly string[];
   /** The event id; becomes `webhook-id`. */
   id: string;
   /** The exact request body that will be sent. */
@@ -57,14 +58,15 @@ export interface SignWebhookInput {
 
 /** The three Standard Webhooks headers for one delivery attempt. Throws on a malformed secret. */
 export function signWebhook(input: SignWebhookInput): WebhookSignatureHeaders {
-  if (!isWebhookSecret(input.secret)) throw new TypeError('not a whsec_ webhook secret');
+  const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
+  if (secrets.length === 0 || !secrets.every(isWebhookSecret)) throw new TypeError('not a whsec_ webhook secret');
   if (input.id.length === 0 || /[\s,.]/.test(input.id)) {
     // The id is part of the signed "<id>.<timestamp>.<body>" string and travels in a header.
     throw new TypeError('webhook id must be non-empty, without spaces, commas or dots');
   }
   const seconds = Math.floor(input.timestamp.getTime() / 1000);
   if (!Number.isSafeInteger(seconds) || seconds < 0) throw new TypeError('invalid webhook timestamp');
-  const signature = new Webhook(input.secret).sign(input.id, input.timestamp, input.body);
+  const signature = secrets.map((secret) => new Webhook(secret).sign(input.id, input.timestamp, input.body)).join(' ');
   return { 'webhook-id': input.id, 'webhook-timestamp': String(seconds), 'webhook-signature': signature };
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { createAppContext, type AppContext, type ContextOptions } from '../../src/app-context.js';
 import type { Permission } from '../../src/scoring/accounts/permissions.js';
 import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
@@ -16,11 +16,11 @@ export interface TestApp {
 }
 
 /** A server on a fresh, migrated database of the given kind, for `app.inject`. */
-export async function createTestApp(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(kind: DatabaseKind, env: Record<string, string> = {}, options: Omit<ContextOptions, 'http'> = {}): Promise<TestApp> {
   const { test, database } = await openMigratedTestDatabase(kind);
   const dataDir = mkdtempSync(join(tmpdir(), 'stampgate-data-'));
   const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', DATA_DIR: dataDir, ...env, DATABASE_URL: test.url });
-  const ctx = await createAppContext(config, database, { http: true });
+  const ctx = await createAppContext(config, database, { ...options, http: true });
   const app = await buildServer(ctx, { logger: false });
   await app.ready();
   return {

@@ -12,6 +12,7 @@ import { security } from './0011-security.js';
 import { scorerSettings } from './0012-scorer-settings.js';
 import { scoreEvents } from './0013-score-events.js';
 import { keyPermissions } from './0014-key-permissions.js';
+import { webhooks } from './0015-webhooks.js';
 import { portal } from './0018-portal.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
@@ -31,6 +32,7 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0012-scorer-settings': scorerSettings(dialect),
     '0013-score-events': scoreEvents(dialect),
     '0014-key-permissions': keyPermissions(dialect),
+    '0015-webhooks': webhooks(dialect),
     '0018-portal': portal(dialect),
   };
 }

@@ -3,6 +3,7 @@ import { compiledOnce, type Database, type Db } from '../../db/connection.js';
 import { lockScoreEventLog } from '../../db/dialect.js';
 import type { ScoreEventsTable, ScoresTable } from '../../db/tables.js';
 import type { ScoringOutcome } from '../jobs/scoring-jobs.repository.js';
+import { insertOutboxRow } from '../../webhooks/delivery-queue.repository.js';
 
 export type ScoreEventRow = Selectable<ScoreEventsTable>;
 export type NewScoreEvent = Insertable<ScoreEventsTable>;
@@ -120,7 +121,10 @@ export function scoreEventsRepository(database: Database) {
   async function appendScoreEvent(trx: Db, event: NewScoreEvent): Promise<number> {
     await lockScoreEventLog(dialect, trx, event.scorer_id);
     const inserted = await trx.insertInto('score_events').values(event).returning('id').executeTakeFirstOrThrow();
-    return Number(inserted.id);
+    const id = Number(inserted.id);
+    // Every event reaches the webhook outbox in its own transaction (issue 16).
+    await insertOutboxRow(trx, { id, scorerId: event.scorer_id, type: event.type ?? 'score.updated', createdAt: event.created_at });
+    return id;
   }
 
   async function takeHolds(trx: Db, scorerId: number, address: string, outcome: ScoringOutcome, now: number): Promise<void> {

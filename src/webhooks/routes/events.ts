@@ -1,0 +1,34 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../app-context.js';
+import { errorResponses } from '../../http/errors.js';
+import { ScorerIdSchema } from '../../http/schemas.js';
+import { typed } from '../../http/typebox.js';
+import { requirePermission } from '../../scoring/accounts/api-key-auth.js';
+import { EventFeedQuery, EventFeedSchema } from '../webhooks.schema.js';
+
+/** The event feed: the same events and payloads as the webhooks, for integrators who poll instead. */
+export function eventFeedRoutes(instance: FastifyInstance, ctx: AppContext): void {
+  const app = typed(instance);
+  app.get(
+    '/v2/scorers/:scorer_id/events',
+    {
+      schema: {
+        tags: ['v2'],
+        summary: 'The score events of a scorer, oldest first',
+        description:
+          'Every `score.updated` and `score.expiring` event with an id above `after`, oldest first; `data` is the ' +
+          'body a webhook of the event carries. Poll `next` (it carries `after` = the last event id seen) for more.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ scorer_id: ScorerIdSchema }),
+        querystring: EventFeedQuery,
+        response: { 200: EventFeedSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const caller = requirePermission(request, 'read_scores');
+      const { after, limit } = request.query;
+      return ctx.webhooks.feed.events(caller.accountId, Number(request.params.scorer_id), after ?? 0, limit ?? 100);
+    },
+  );
+}
