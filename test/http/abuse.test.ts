@@ -72,7 +72,8 @@ const WRITING_GETS: Record<string, string[]> = {
   'GET /grants/v1/api/export_addresses/{file}': ['export_credentials'],
   'GET /grants/v1/api/export_info/{file}': ['export_credentials'],
   // v2 scores now and records the result as a v1 submission would (v2.md).
-  'GET /v2/stamps/{scorer_id}/score/{address}': ['scores', 'score_events', 'nullifier_holds'],
+  // (A changed score's event also queues its webhook deliveries: an outbox row in the same transaction.)
+  'GET /v2/stamps/{scorer_id}/score/{address}': ['scores', 'score_events', 'nullifier_holds', 'webhook_outbox'],
 };
 
 // A port nothing listens on: the legacy bounty read and the OAuth token exchange fail fast (502).

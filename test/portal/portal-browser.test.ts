@@ -113,8 +113,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200', SIWE_ALLOWED_CHAIN_IDS: '1,10', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
       t.ctx.worker.start();
       await giveStamps(t.ctx, someone.address, ['Google', 'Discord']);
-      // The webhook routes and their worker reach this branch from another one; the page copes with either.
-      (t.ctx as unknown as { webhooks?: { worker: { start(): void } } }).webhooks?.worker.start();
+      t.ctx.webhooks.worker.start();
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const address = t.app.server.address() as { port: number };
       base = `http://127.0.0.1:${address.port}`;
