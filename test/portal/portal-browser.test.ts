@@ -107,7 +107,6 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
     const answered: number[] = [];
     let receiver: Server;
     let receiverUrl: string;
-    let hasWebhooks: boolean;
 
     beforeAll(async () => {
       t = await createTestApp(kind, { PORTAL_ASSETS_DIR: assetsDir, USAGE_FLUSH_MS: '200', SIWE_ALLOWED_CHAIN_IDS: '1,10', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
@@ -117,7 +116,6 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const address = t.app.server.address() as { port: number };
       base = `http://127.0.0.1:${address.port}`;
-      hasWebhooks = '/v2/scorers/{scorer_id}/webhooks' in ((await (await fetch(`${base}/openapi.json`)).json()) as { paths: object }).paths;
       receiver = createServer((request, response) => {
         request.resume();
         request.on('end', () => {
@@ -215,14 +213,10 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
 
       // A webhook on the scorer (before anything is scored, so the first score's event reaches it).
       await visit('Webhooks');
-      if (hasWebhooks) {
-        await page.getByLabel('Endpoint URL').fill(receiverUrl);
-        await page.getByRole('button', { name: 'Create webhook' }).click();
-        await poll(() => page.getByRole('status').textContent()).toMatch(/^Webhook \d+ created\./);
-        expect(await page.getByRole('textbox', { name: 'Secret (shown once)' }).inputValue()).toMatch(/^whsec_/);
-      } else {
-        await poll(() => page.getByText('Webhooks are not available on this server yet.').count()).toBe(1);
-      }
+      await page.getByLabel('Endpoint URL').fill(receiverUrl);
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+      await poll(() => page.getByRole('status').textContent()).toMatch(/^Webhook \d+ created\./);
+      expect(await page.getByRole('textbox', { name: 'Secret (shown once)' }).inputValue()).toMatch(/^whsec_/);
 
       // Usage before the key is used: nothing.
       await visit('Usage');
@@ -269,17 +263,15 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
 
       // The delivery log shows the refused delivery; a retry from the page is delivered.
       await visit('Webhooks');
-      if (hasWebhooks) {
-        const cellsOf = async (text: string) => {
-          await page.getByRole('button', { name: 'Delivery log' }).click();
-          return page.getByRole('cell', { name: text, exact: true }).count();
-        };
-        await poll(() => cellsOf('500'), { timeout: 30_000 }).toBeGreaterThan(0);
-        await page.getByRole('button', { name: /^Retry delivery \d+$/ }).first().click();
-        await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivery \d+ queued again\.$/);
-        await poll(() => cellsOf('204'), { timeout: 30_000 }).toBeGreaterThan(0);
-        expect(answered.slice(0, 2)).toEqual([500, 204]);
-      }
+      const cellsOf = async (text: string) => {
+        await page.getByRole('button', { name: 'Delivery log' }).click();
+        return page.getByRole('cell', { name: text, exact: true }).count();
+      };
+      await poll(() => cellsOf('500'), { timeout: 30_000 }).toBeGreaterThan(0);
+      await page.getByRole('button', { name: /^Retry delivery \d+$/ }).first().click();
+      await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivery \d+ queued again\.$/);
+      await poll(() => cellsOf('204'), { timeout: 30_000 }).toBeGreaterThan(0);
+      expect(answered.slice(0, 2)).toEqual([500, 204]);
       await page.waitForLoadState('networkidle');
       await capture('webhooks');
 
