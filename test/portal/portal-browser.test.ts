@@ -281,8 +281,11 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       // A session that ends on the server (expired, signed out elsewhere) sends the page back to sign-in.
       await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
       await poll(() => page.getByRole('navigation', { name: 'Portal sections' }).count()).toBe(1);
+      await page.waitForLoadState('networkidle');
       await t.ctx.database.db.deleteFrom('portal_sessions').execute();
-      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.evaluate(() => {
+        window.location.hash = '#/keys';
+      });
       await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       expect(problems).toEqual([]);
     }, 180_000);
