@@ -28,6 +28,7 @@ export const titles: Record<CaseName, string> = {
   'bounties-uncached': 'GET bounties, cache off (every request queries)',
   'v2-score': 'v2 score (20 verified stamps)',
   webhooks: 'webhook deliveries to a loopback receiver',
+  batch: 'batch throughput (20 stamps, 1 and 2 workers; addresses/s, see bench/batch.ts)',
 };
 
 export interface Derived {

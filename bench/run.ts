@@ -11,7 +11,7 @@
  *            as served by default (the response cache on: after the first request, cache hits)
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
- *
+ *   batch    batches of the pool, addresses/s with 1 and 2 workers (bench/batch.ts; in latest.json's setup)
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
  * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
@@ -311,6 +311,7 @@ async function main(): Promise<number> {
           setupInfo[database] = { setup: run.info.setup, config: run.info.config };
         }
         records.push(...run.records);
+        if (stampCases.includes('batch')) setupInfo[`batch-${database}`] = await (await import('./batch.js')).runBatchBench(database, dataDir, databaseUrl, credentialsFile);
         if (database === 'postgres' && dropPostgres) {
           await dropPostgres();
           dropPostgres = null;
@@ -340,7 +341,6 @@ async function main(): Promise<number> {
   for (const { dir, window } of profiles) console.log(`\n${benchProfileText(dir, window, settings.profileTop)}`);
 
   problems.push(...brokenCases(records));
-
   // Results file
   let commit: string | null = null;
   try {

@@ -4,8 +4,8 @@
  * here as child processes, first on SQLite, then on PostgreSQL + Redis.
  *
  *   sqlite     1 `serve` (HTTP + its in-process scoring worker), SQLite file
- *   postgres   2 `serve --no-worker` API processes (no proxy: the connections are split between
- *              them) + 1 `worker`, one PostgreSQL database, REDIS_URL set (shared rate limits)
+ *   postgres   LOADTEST_API_PROCESSES (2) `serve --no-worker` API processes (no proxy: the connections
+ *              are split between them) + 1 `worker`, one PostgreSQL database, REDIS_URL set (shared rate limits)
  *
  * Workload, per request (autocannon, one `requests` entry whose setupRequest draws the kind by
  * weight, so the mix holds by request count whatever each kind's latency):
@@ -23,8 +23,12 @@
  *   LOADTEST_ADDRESSES        seeded and scored addresses (1000)
  *   LOADTEST_STAMPS           stamps per address (3)
  *   LOADTEST_CONFIGS          comma list of sqlite,postgres (both)
+ *   LOADTEST_API_PROCESSES    API processes of the postgres configuration (2); e.g. 4 to see how reads scale with processes
  *   LOADTEST_POSTGRES_URL     server for the throw-away database (postgres://postgres@127.0.0.1:5432/test)
  *   LOADTEST_REDIS_URL        (redis://127.0.0.1:6379)
+ *   LOADTEST_BATCH_ADDRESSES  a second measured window runs while a batch of this many fresh addresses
+ *                             is being scored by the same processes (100000; 0 = no second window),
+ *                             to show that batches do not slow the mix down (loadtest/batch-window.ts)
  *   LOADTEST_CPU_PROF=1       V8 CPU profile of every server process, in loadtest/results/profiles/
  *                             (summarise with `npx tsx bench/profile-summary.ts <that directory>`)
  * Any Stampgate setting in the environment (SUBMIT_WAIT_MS, SCORING_POLL_MS, LOG_LEVEL, …) is
@@ -46,6 +50,7 @@ import pg from 'pg';
 import { describeSettings } from '../src/config/index.js';
 import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 import { buildCli, freePort } from '../test/helpers/processes.js';
+import { type BatchWindow, batchWindowLine, whileBatchRuns } from './batch-window.js';
 
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(repoDir, 'loadtest', 'results');
@@ -71,6 +76,8 @@ const settings = {
   postgresUrl: process.env.LOADTEST_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/test',
   redisUrl: process.env.LOADTEST_REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
   cpuProfile: process.env.LOADTEST_CPU_PROF === '1',
+  batchAddresses: intFromEnv('LOADTEST_BATCH_ADDRESSES', 100_000, 0),
+  apiProcesses: intFromEnv('LOADTEST_API_PROCESSES', 2, 1),
 };
 for (const c of settings.configs) if (c !== 'sqlite' && c !== 'postgres') throw new Error(`LOADTEST_CONFIGS: unknown ${c} (sqlite, postgres)`);
 
@@ -385,6 +392,8 @@ interface ConfigResult {
   firstErrors: string[];
   serverErrorLines: string[];
   scoresAfter: Record<string, number>;
+  /** The mix again while a batch is scored (LOADTEST_BATCH_ADDRESSES), or null. */
+  withBatch: BatchWindow<{ seconds: number; kinds: Record<Kind, KindResult> }> | null;
   exits: { label: string; code: number | null; signal: string | null }[];
 }
 
@@ -455,7 +464,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     setupMs.cliSetup = Date.now() - since;
 
     since = Date.now();
-    const apiCount = name === 'postgres' ? 2 : 1;
+    const apiCount = name === 'postgres' ? settings.apiProcesses : 1;
     const ports: number[] = [];
     for (let i = 0; i < apiCount; i++) {
       const port = await freePort();
@@ -533,6 +542,12 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     // Scoring keeps going for submissions that answered PROCESSING; wait for it, then look.
     await waitUntil('the last submissions to be scored', 30_000, async () => allDone(ports[0] as number, scorer.id, key, addresses.length), 250).catch(() => {});
     const scoresAfter = await statusCounts(ports[0] as number, scorer.id, key, addresses.length);
+    const withBatch = settings.batchAddresses > 0
+      ? await whileBatchRuns(ports[0] as number, scorer.id, key, settings.batchAddresses, async () => {
+          const load = await fire(ports, workload, settings.seconds);
+          return { seconds: load.duration, kinds: Object.fromEntries(kinds.map((k) => [k, summarise(load.stats[k], load.duration)])) as Record<Kind, KindResult> };
+        })
+      : null;
 
     const perKind = Object.fromEntries(kinds.map((k) => [k, summarise(load.stats[k], load.duration)])) as Record<Kind, KindResult>;
     const merged: KindStats = { latencies: kinds.flatMap((k) => load.stats[k].latencies), statusCodes: {} };
@@ -540,7 +555,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
     const exits = await stopAll(procs);
     return {
       name,
-      title: name === 'sqlite' ? 'SQLite: 1 serve (in-process worker)' : 'PostgreSQL+Redis: 2 serve --no-worker + 1 worker',
+      title: name === 'sqlite' ? 'SQLite: 1 serve (in-process worker)' : `PostgreSQL+Redis: ${settings.apiProcesses} serve --no-worker + 1 worker`,
       processes: procs.map((p) => p.label),
       setupMs,
       window: {
@@ -558,6 +573,7 @@ async function runConfig(name: ConfigName, tmp: string, dataDir: string, stampsF
       firstErrors: load.firstErrors,
       serverErrorLines: procs.flatMap((p) => p.errorLines().map((l) => `${p.label}: ${l.slice(0, 4000)}`)),
       scoresAfter,
+      withBatch,
       exits,
     };
   } finally {
@@ -680,6 +696,8 @@ async function main(): Promise<number> {
         `, load generator ${r.window.loadGeneratorCpuMs} ms; whole machine ${r.window.machineCpuBusyPercent ?? 'n/a'} % busy`,
     );
   }
+
+  for (const r of results) if (r.withBatch) console.log(batchWindowLine(r.name, r.kinds, r.withBatch, kindLabels));
 
   const targets = results.flatMap((r) =>
     (['read', 'list'] as const).map((k) => ({

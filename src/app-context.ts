@@ -4,6 +4,7 @@ import type { Config } from './config/index.js';
 import { jobSignals } from './db/job-signals.js';
 import { connectRedis, RedisWatch, redisTransport } from './db/redis.js';
 import { EventBus, inProcessTransport } from './events/bus.js';
+import { ScoreReadCache } from './scoring/scores/score-read-cache.js';
 import type { Database } from './db/connection.js';
 import { accountService } from './scoring/accounts/accounts.service.js';
 import { accountsRepository } from './scoring/accounts/accounts.repository.js';
@@ -31,6 +32,7 @@ import { createWalletServices } from './scoring/wallet/wallet-services.js';
 import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
+import { createBatchServices } from './scoring/batches/batch-services.js';
 import { createPortalServices } from './portal/portal-services.js';
 
 export interface ContextOptions {
@@ -81,7 +83,9 @@ export async function createAppContext(config: Config, database: Database, optio
     maxValues: config.credentialMaxValues,
   };
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
-  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts });
+  const scoreReadCache = new ScoreReadCache({ ttlMs: config.scoreCacheTtlMs, maxEntries: config.scoreCacheMaxEntries });
+  const scoreWritten = (scorerId: number, address: string) => bus.publish('scoreChanged', { scorerId, address });
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten);
   const jobs = scoringJobsRepository(database, v2.events);
   const worker = new ScoringWorker(
     jobs,
@@ -92,6 +96,7 @@ export async function createAppContext(config: Config, database: Database, optio
       pollMs: config.scoringPollMs,
       maxAttempts: config.scoringMaxAttempts,
       backoffBaseMs: config.scoringBackoffMs,
+      scoreWritten,
     },
   );
   const stamps = stampService(stampsRepo, verifier, issuers, Date.now, { limits: credentialLimits, maxStamps: config.maxStampsPerRequest });
@@ -115,6 +120,8 @@ export async function createAppContext(config: Config, database: Database, optio
     settledJobs,
     announceJob: () => signals.queued(),
     retryAfterSeconds: config.retryAfterSeconds,
+    readCache: scoreReadCache,
+    scoreWritten,
   });
   signals.on((signal) => {
     // A submission queued a job: workers start on it now rather than at their next poll.
@@ -122,12 +129,17 @@ export async function createAppContext(config: Config, database: Database, optio
     else settledJobs.emit('settled', { scorerId: signal.scorerId, address: signal.address });
   });
   bus.on('apiKeyChanged', ({ prefix }) => apiKeys.forget(prefix));
-  bus.on('scorerChanged', ({ scorerId }) => accounts.forgetScorer(scorerId));
+  bus.on('scorerChanged', ({ scorerId }) => {
+    accounts.forgetScorer(scorerId);
+    scoreReadCache.forgetScorer(scorerId);
+  });
+  bus.on('scoreChanged', ({ scorerId, address }) => scoreReadCache.invalidate(scorerId, address));
   bus.on('issuersChanged', () => issuers.forget());
   bus.on('publicDataChanged', ({ prefix }) => void publicData.cache.forget([prefix]));
   const webhooks = await createWebhookServices(config, database, { accounts, appendScoreEvent: v2.events.appendScoreEvent, ...options.webhooks });
   // A settled job may have appended a score event: this process's webhook worker looks at once.
   worker.on('settled', () => webhooks.worker.notify());
+  const batches = createBatchServices(config, database, { accounts, v2: v2.scores });
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
@@ -151,6 +163,7 @@ export async function createAppContext(config: Config, database: Database, optio
       await portal.usage.stop();
       await worker.stop();
       await webhooks.worker.stop();
+      await batches.worker.stop();
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -171,6 +184,7 @@ export async function createAppContext(config: Config, database: Database, optio
     scores,
     v2,
     webhooks,
+    batches,
   };
 }
 

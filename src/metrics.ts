@@ -5,6 +5,7 @@ import { MemoryPublicCacheStore } from './publicdata/cache.js';
 import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
 import type { JobSettled } from './scoring/jobs/scoring-worker.js';
 import type { AttemptEvent } from './webhooks/webhook-worker.js';
+import type { ItemScored } from './scoring/batches/batch-worker.js';
 
 /** Prometheus metrics of one process, in a registry of its own (tests build many apps). */
 export function createMetrics(ctx: AppContext) {
@@ -109,6 +110,13 @@ export function createMetrics(ctx: AppContext) {
       }
     },
   });
+  const batchAddresses = new Counter({
+    name: 'stampgate_batch_addresses_scored_total',
+    help: 'Addresses of asynchronous batches finished by this process, by outcome (done, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  ctx.batches.worker.on('scored', (item: ItemScored) => batchAddresses.inc({ outcome: item.outcome }));
 
   const startedAt = new Map<string, number>();
   ctx.worker.on('started', (job: ScoringJobRow) => startedAt.set(`${job.scorer_id}:${job.address}`, performance.now()));

@@ -17,6 +17,7 @@ export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo):
   ctx.webhooks.worker.start();
   if (!ctx.webhooks.configured) logger.warn('WEBHOOK_SECRET_KEY is not set: webhooks can be neither registered nor sent');
   io.out(`Webhook worker ${ctx.webhooks.worker.owner} started.`);
+  startBatchWorker(ctx, logger, io, isOutage);
   const indexer = ctx.staking.indexer;
   if (!indexer) return;
   indexer.on('indexed', (run: IndexRun) =>
@@ -28,4 +29,16 @@ export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo):
   });
   indexer.start();
   io.out(`Staking indexer following ${indexer.options.contractAddress} (from block ${indexer.options.startBlock}).`);
+}
+
+/** The batch worker runs where the scoring worker runs, at a lower priority (see BatchWorker). */
+function startBatchWorker(ctx: AppContext, logger: Logger, io: CliIo, isOutage: (error: unknown) => boolean): void {
+  const worker = ctx.batches.worker;
+  if (ctx.config.batchConcurrency === 0) return;
+  worker.on('batchDone', (batchId: string) => logger.info({ batchId }, 'batch done'));
+  worker.on('failure', (error: Error) => {
+    if (!isOutage(error)) logger.warn({ owner: worker.owner, err: error?.message }, 'batch scoring attempt failed');
+  });
+  worker.start();
+  io.out(`Batch worker ${worker.owner} started (concurrency ${ctx.config.batchConcurrency}).`);
 }

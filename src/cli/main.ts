@@ -14,6 +14,7 @@ import { serveCommand } from './commands/serve.js';
 import { stakeCommand } from './commands/stake.js';
 import { stampsCommand } from './commands/stamps.js';
 import { workerCommand } from './commands/worker.js';
+import { batchesCommand } from './commands/batches.js';
 import type { CliIo } from './context.js';
 
 const processIo: CliIo = {
@@ -39,6 +40,7 @@ export function buildProgram(io: CliIo): Command {
   workerCommand(program, io);
   stakeCommand(program, io);
   dataCommand(program, io);
+  batchesCommand(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -15,10 +15,11 @@ import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
 import { type PortalConfig, portalSettings } from './portal.js';
 import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
 import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
+import { type BatchConfig, batchSettings } from './batches.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & PortalConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig;
 
 const settings = {
   ...serverSettings,
@@ -29,6 +30,7 @@ const settings = {
   ...publicdataSettings,
   ...smartWalletSettings,
   ...webhooksSettings,
+  ...batchSettings,
   ...portalSettings,
 };
 

@@ -16,6 +16,8 @@ export interface ScoringConfig {
   scoringMaxAttempts: number;
   scoringBackoffMs: number;
   walletSessionTtlSeconds: number;
+  scoreCacheTtlMs: number;
+  scoreCacheMaxEntries: number;
 }
 
 export const scoringSettings: Settings<ScoringConfig> = {
@@ -91,10 +93,27 @@ export const scoringSettings: Settings<ScoringConfig> = {
     parse: integer('SCORING_CONCURRENCY', 1, 256, 4),
   },
 
+  scoreCacheTtlMs: {
+    key: 'scoreCacheTtlMs',
+    name: 'SCORE_CACHE_TTL_MS',
+    description:
+      'How long a finished score (DONE or ERROR) is answered from memory by the single-score read (0 disables). Every score write is announced on the process bus before it is acknowledged; across processes that needs REDIS_URL, so leave it 0 for several processes without Redis',
+    defaultText: '0',
+    parse: integer('SCORE_CACHE_TTL_MS', 0, 3_600_000, 0),
+  },
+
+  scoreCacheMaxEntries: {
+    key: 'scoreCacheMaxEntries',
+    name: 'SCORE_CACHE_MAX_ENTRIES',
+    description: 'Most scores the single-score read keeps in memory (each about 1 KB)',
+    defaultText: '50000',
+    parse: integer('SCORE_CACHE_MAX_ENTRIES', 1, 10_000_000, 50_000),
+  },
+
   scoringLeaseMs: {
     key: 'scoringLeaseMs',
     name: 'SCORING_LEASE_MS',
-    description: "How long a worker's claim on a job lasts; a job of a dead worker is taken over after it",
+    description: "How long a worker's claim on a job lasts; a running job's lease is renewed every third of it (heartbeat), so a dead worker's job is taken over one lease after its last beat",
     defaultText: '30000',
     parse: integer('SCORING_LEASE_MS', 100, 3_600_000, 30_000),
   },

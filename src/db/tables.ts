@@ -4,6 +4,7 @@ import type { StakingTables } from './tables/staking.js';
 import type { WalletTables } from './tables/wallet.js';
 import type { PortalTables } from './tables/portal.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { BatchTables } from './tables/batches.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -157,7 +158,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, PortalTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;

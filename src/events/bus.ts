@@ -14,6 +14,8 @@ export interface BusEvents {
   issuersChanged: Record<string, never>;
   /** Cached public data documents under `prefix` are stale. */
   publicDataChanged: { prefix: string };
+  /** The score row of (scorerId, address) was written (announced after the commit, before the write is acknowledged). */
+  scoreChanged: { scorerId: number; address: string };
 }
 
 export type BusEvent = keyof BusEvents;
@@ -27,6 +29,11 @@ const wire: { [E in BusEvent]: { topic: string; key: (payload: BusEvents[E]) => 
   scorerChanged: { topic: 'scorer', key: (p) => String(p.scorerId), payload: (key) => ({ scorerId: Number(key) }) },
   issuersChanged: { topic: 'issuers', key: () => '', payload: () => ({}) },
   publicDataChanged: { topic: 'public_data', key: (p) => p.prefix, payload: (prefix) => ({ prefix }) },
+  scoreChanged: {
+    topic: 'score',
+    key: (p) => `${p.scorerId}:${p.address}`,
+    payload: (key) => ({ scorerId: Number(key.slice(0, key.indexOf(':'))), address: key.slice(key.indexOf(':') + 1) }),
+  },
 };
 const eventOfTopic = new Map(Object.entries(wire).map(([event, { topic }]) => [topic, event as BusEvent]));
 

@@ -35,6 +35,20 @@ export class WindowCounters {
     return { current: counter.current, ttl: counter.resetAt - now };
   }
 
+  /**
+   * Adds `units` to the key's count if the result stays within `max`; otherwise counts nothing.
+   * `added` says which; `current` is the count after.
+   */
+  incrWithin(key: string, units: number, max: number, windowMs: number, now: number = Date.now()): { current: number; ttl: number; added: boolean } {
+    this.expire(now);
+    const existing = this.counters.get(key);
+    const before = existing?.current ?? 0;
+    if (before + units > max) return { current: before, ttl: existing ? existing.resetAt - now : windowMs, added: false };
+    this.incr(key, windowMs, now);
+    this.counters.get(key)!.current += units - 1;
+    return { current: before + units, ttl: this.counters.get(key)!.resetAt - now, added: true };
+  }
+
   /** Removes every counter whose window has ended by `now`. */
   expire(now: number): void {
     while (this.ends.length > 0 && this.ends[0]! <= now) {
@@ -87,6 +101,22 @@ if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {current, ttl}
+`;
+
+// The same window, charged several units at once and only when they all fit (see incrWithin).
+const incrWithinScript = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local units = tonumber(ARGV[2])
+if current + units > tonumber(ARGV[3]) then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then ttl = tonumber(ARGV[1]) end
+  return {current, ttl, 0}
+end
+current = redis.call('INCRBY', KEYS[1], units)
+if current == units then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {current, ttl, 1}
 `;
 
 /** How long the store counts locally after Redis failed before it tries Redis again. */
@@ -178,6 +208,26 @@ export function resilientRateLimitStore(
           commandFailed(error);
           callback(null, incrLocal(key, windowMs));
         });
+    }
+
+    /**
+     * Spends `units` more of the key's budget when they all fit within `max`, for a request that
+     * costs more than the one unit the plugin counted (the synchronous batch: one per address).
+     */
+    async incrWithin(key: string, units: number, max: number, windowMs: number): Promise<{ current: number; ttl: number; added: boolean }> {
+      if (!redis || lost) {
+        if (lost) probe();
+        return local.incrWithin(key, units, max, windowMs);
+      }
+      try {
+        const reply = (await redis.eval(incrWithinScript, 1, `${prefix}${key}`, windowMs, units, max)) as [number, number, number];
+        failuresInARow = 0;
+        watch?.back();
+        return { current: reply[0], ttl: reply[1], added: reply[2] === 1 };
+      } catch (error) {
+        commandFailed(error as Error);
+        return local.incrWithin(key, units, max, windowMs);
+      }
     }
 
     child(): ResilientStore {

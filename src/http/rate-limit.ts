@@ -23,9 +23,18 @@ export interface RateLimitOptions {
   onRejected?: (request: FastifyRequest) => void;
 }
 
+/** Charges a request more than the one unit every request costs. */
+export interface RateBudget {
+  /** Spends `units` more of the request's budget, or throws 429 `rate_limited` (spending nothing) when they do not all fit. */
+  spend(request: FastifyRequest, units: number): Promise<void>;
+}
+
 /** One budget across every route of the scope it is registered in. */
-export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RateBudget> {
   const max = options.max;
+  const Store = resilientRateLimitStore(options.redis, options.redisWatch);
+  // Instances of one store class share its counters (and Redis): this one is the plugin's twin.
+  const extra = new Store();
   await app.register(rateLimit, {
     global: true,
     hook: options.hook,
@@ -33,10 +42,21 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     enableDraftSpec: true,
     keyGenerator: options.key,
     max: typeof max === 'number' ? max : (request: FastifyRequest) => max(request),
-    store: resilientRateLimitStore(options.redis, options.redisWatch) as never,
+    store: Store as never,
     onExceeded: (request: FastifyRequest) => options.onRejected?.(request),
     errorResponseBuilder: (_request, context) => new AppError('rate_limited', options.message(context.max, context.after)),
   });
+  return {
+    async spend(request, units) {
+      if (units <= 0) return;
+      const limit = typeof max === 'number' ? max : max(request);
+      const charged = await extra.incrWithin(options.key(request), units, limit, options.windowMs);
+      if (charged.added) return;
+      options.onRejected?.(request);
+      const seconds = Math.max(1, Math.ceil(charged.ttl / 1000));
+      throw new AppError('rate_limited', options.message(limit, `${seconds} seconds`), { 'retry-after': String(seconds) });
+    },
+  };
 }
 
 export interface IpRateLimitSettings {

@@ -11,15 +11,27 @@ import { createHash } from 'node:crypto';
  * REDIS_URL is set; without it they serve what they cached for up to
  * `PUBLIC_CACHE_TTL` seconds.
  */
-export interface CachedDocument {
-  /** The JSON body, exactly as sent. */
-  body: string;
-  /** Strong ETag of `body`, with quotes. */
-  etag: string;
-  /** When the document was built (epoch ms). */
-  builtAt: number;
-  /** For a list: how many items match in all (before limit and offset). */
-  total?: number;
+/**
+ * A cached document: the JSON body as the bytes sent (encoded and hashed once
+ * when built, so a cache hit writes a stored buffer: no re-serialisation, no
+ * UTF-8 encoding, no hashing per request), its ETag and when it was built.
+ */
+export class CachedDocument {
+  constructor(
+    /** The JSON body, UTF-8, exactly as sent. */
+    readonly bytes: Buffer,
+    /** Strong ETag of the body, with quotes. */
+    readonly etag: string,
+    /** When the document was built (epoch ms). */
+    readonly builtAt: number,
+    /** For a list: how many items match in all (before limit and offset). */
+    readonly total?: number,
+  ) {}
+
+  /** The body as text (decoded on demand: the hot path sends `bytes`). */
+  get body(): string {
+    return this.bytes.toString('utf8');
+  }
 }
 
 /** What a list build returns: the page, and how many items match in all (`X-Total-Count`). */
@@ -36,17 +48,21 @@ export interface PublicCacheStore {
   invalidate(prefix: string): Promise<void>;
 }
 
-export function etagOf(body: string): string {
+export function etagOf(body: string | Buffer): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
+/** A document of a JSON text (already serialised, e.g. by a route's compiled serialiser). */
+export function documentOfJson(json: string, builtAt: number, total?: number): CachedDocument {
+  const bytes = Buffer.from(json, 'utf8');
+  return new CachedDocument(bytes, etagOf(bytes), builtAt, total);
+}
+
+/** A build's value as a document: serialised with JSON.stringify, unless the build made the document itself. */
 export function toDocument(value: unknown, builtAt: number): CachedDocument {
-  if (value instanceof CountedList) {
-    const body = JSON.stringify(value.items);
-    return { body, etag: etagOf(body), builtAt, total: value.total };
-  }
-  const body = JSON.stringify(value);
-  return { body, etag: etagOf(body), builtAt };
+  if (value instanceof CachedDocument) return value;
+  if (value instanceof CountedList) return documentOfJson(JSON.stringify(value.items), builtAt, value.total);
+  return documentOfJson(JSON.stringify(value), builtAt);
 }
 
 export interface MemoryStoreOptions {
@@ -87,7 +103,7 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
 
   async set(key: string, document: CachedDocument, ttlSeconds: number): Promise<void> {
     this.delete(key);
-    const bytes = Buffer.byteLength(document.body) + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
+    const bytes = document.bytes.length + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
     if (ttlSeconds <= 0 || bytes > this.maxBytes) return;
     this.insert(key, { document, expiresAt: this.clock() + ttlSeconds * 1000, bytes });
     while (this.heldBytes > this.maxBytes) {
@@ -191,4 +207,6 @@ export const cachePrefix = {
   bounties: 'bounties:',
   grants: 'grants:',
   exports: 'exports:',
+  /** The legacy on-chain bounty read (chain data: expires by TTL, no import changes it). */
+  legacyBounty: 'legacy-bounty:',
 } as const;

@@ -13,6 +13,7 @@ import { grantService } from './grants/grants.service.js';
 import { importService, type ImportResult } from './import/import.service.js';
 import { oauthLogin } from './exports/oauth.js';
 import { legacyBountyReader } from '../chain/legacy-bounty.js';
+import { legacyBountyService } from './bounties/legacy-bounty.service.js';
 
 /**
  * Settings the public data API cannot be served with. In production the session
@@ -52,17 +53,16 @@ export function createPublicDataServices(config: Config, database: Database, opt
     cache,
     /** Signs session cookies: SESSION_SECRET, or random per process (development; sessions end with the process). */
     sessionSecret: config.sessionSecret ?? randomBytes(32).toString('base64url'),
-    bounties: bountyService(bountiesRepository(database.db, database.dialect), cache, clock),
+    bounties: bountyService(bountiesRepository(database.db, database.dialect, database.readArrays), cache, clock),
     grants: grantService(grantsRepository(database.db, database.dialect), cache),
     exports: exportService(exportsRepository(database.db), exportAuth, cache, clock),
     exportAuth,
     login: oauthLogin(config, clock),
     /** Reads the legacy on-chain bounty index; answers not_found when ETH_RPC_URL or the index address is unset. */
-    legacyBounties: legacyBountyReader({
-      rpcUrl: config.ethRpcUrl,
-      indexAddress: config.legacyBountyIndexAddress,
-      timeoutMs: config.outboundTimeoutMs,
-    }),
+    legacyBounties: legacyBountyService(
+      legacyBountyReader({ rpcUrl: config.ethRpcUrl, indexAddress: config.legacyBountyIndexAddress, timeoutMs: config.outboundTimeoutMs }),
+      cache,
+    ),
     imports,
 
     /** In development, loads assets/demo-public-data.json into a database without public data; null otherwise. */

@@ -12,11 +12,12 @@ import { v2ScoreRoutes } from './scores/routes/v2-score.js';
 import { v2StampsRoutes } from './stamps/routes/v2-stamps.js';
 import { webhookRoutes } from '../webhooks/routes/webhooks.js';
 import { eventFeedRoutes } from '../webhooks/routes/events.js';
+import { batchRoutes } from './batches/routes/batches.js';
 
 /** The scoring service: every route here needs an API key and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
   app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
-  await registerKeyRateLimit(app, {
+  const keyBudget = await registerKeyRateLimit(app, {
     windowMs: ctx.config.rateLimitWindowMs,
     tier4: ctx.config.rateLimitTier4,
     redis: ctx.redis,
@@ -32,4 +33,5 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   v2StampsRoutes(app, ctx);
   webhookRoutes(app, ctx);
   eventFeedRoutes(app, ctx);
+  await app.register(async (scope) => batchRoutes(scope, ctx, keyBudget));
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { StakeEvent } from '../chain/staking-contract.js';
 import { type Database, writeTransaction } from '../db/connection.js';
 import type { Tables } from '../db/tables.js';
@@ -16,13 +16,13 @@ export interface StakeAmountRow {
   staked: number;
 }
 
-// 11 columns a row: 100 rows stay far below SQLite's bound-parameter limit.
+// 12 columns a row: 100 rows stay far below SQLite's bound-parameter limit.
 const CHUNK = 100;
 
 const keyOf = (txHash: string, logIndex: number) => `${txHash}:${logIndex}`;
 
 /** The stored form of an event. */
-export function stakeEventRow(event: StakeEvent, source: StakeEventRow['source'], now: number): StakeEventRow {
+export function stakeEventRow(event: StakeEvent, source: StakeEventRow['source'], now: number, contract: string | null = null): StakeEventRow {
   return {
     tx_hash: event.txHash,
     log_index: event.logIndex,
@@ -35,14 +35,15 @@ export function stakeEventRow(event: StakeEvent, source: StakeEventRow['source']
     staked: event.staked ? 1 : 0,
     source,
     created_at: now,
+    contract_address: contract,
   };
 }
 
 /** Inserts the events that are not stored yet; returns the keys (`txHash:logIndex`) it inserted. */
-async function insertNew(db: Kysely<Tables>, events: StakeEvent[], source: StakeEventRow['source'], now: number): Promise<Set<string>> {
+async function insertNew(db: Kysely<Tables>, events: StakeEvent[], source: StakeEventRow['source'], now: number, contract: string | null): Promise<Set<string>> {
   const inserted = new Set<string>();
   for (let i = 0; i < events.length; i += CHUNK) {
-    const rows = events.slice(i, i + CHUNK).map((e) => stakeEventRow(e, source, now));
+    const rows = events.slice(i, i + CHUNK).map((e) => stakeEventRow(e, source, now, contract));
     const done = await db
       .insertInto('stake_events')
       .values(rows)
@@ -54,8 +55,18 @@ async function insertNew(db: Kysely<Tables>, events: StakeEvent[], source: Stake
   return inserted;
 }
 
-export function stakeEventsRepository(database: Database) {
+/**
+ * The event store. `contract` is the configured staking contract (lower case, or null when none
+ * is): imported events are recorded as its events, and the reads (totals, a round's events) count
+ * only its events and those of unknown contract, never another contract's. With no contract
+ * configured every stored event counts.
+ */
+export function stakeEventsRepository(database: Database, contract: string | null = null) {
   const { db } = database;
+  const configured = contract?.toLowerCase() ?? null;
+  /** Rows of the configured contract or of unknown contract (applied only when a contract is configured). */
+  const ofContract = (eb: ExpressionBuilder<Tables, 'stake_events'>) =>
+    eb.or([eb('contract_address', '=', configured), eb('contract_address', 'is', null)]);
   return {
     keyOf,
 
@@ -67,7 +78,7 @@ export function stakeEventsRepository(database: Database) {
      */
     async storeIndexed(contract: string, events: StakeEvent[], lastBlock: number, now: number): Promise<number> {
       return writeTransaction(database, async (trx) => {
-        const inserted = await insertNew(trx, events, 'chain', now);
+        const inserted = await insertNew(trx, events, 'chain', now, contract.toLowerCase());
         await trx
           .insertInto('staking_cursors')
           .values({ contract_address: contract, last_block: lastBlock, updated_at: now })
@@ -95,7 +106,7 @@ export function stakeEventsRepository(database: Database) {
      */
     async storeImported(events: StakeEvent[], now: number): Promise<{ inserted: Set<string>; existing: Map<string, StakeEventRow> }> {
       return writeTransaction(database, async (trx) => {
-        const inserted = await insertNew(trx, events, 'import', now);
+        const inserted = await insertNew(trx, events, 'import', now, configured);
         const existing = new Map<string, StakeEventRow>();
         const others = events.filter((e) => !inserted.has(keyOf(e.txHash, e.logIndex)));
         for (let i = 0; i < others.length; i += CHUNK) {
@@ -109,9 +120,7 @@ export function stakeEventsRepository(database: Database) {
 
     /** The events of one round in which `address` staked or was staked on, oldest first (chain order). */
     async eventsOfRound(address: string, roundId: string): Promise<StoredStakeEvent[]> {
-      const rows = await db
-        .selectFrom('stake_events')
-        .selectAll()
+      const rows = await db.selectFrom('stake_events').selectAll().$if(configured !== null, (q) => q.where(ofContract))
         .where('round_id', '=', roundId)
         .where((eb) => eb.or([eb('staker', '=', address), eb('user_address', '=', address)]))
         .orderBy('block_number')
@@ -123,9 +132,7 @@ export function stakeEventsRepository(database: Database) {
 
     /** Self stakes of `address` (it staked on itself). */
     async selfStakesOf(address: string): Promise<StakeAmountRow[]> {
-      return db
-        .selectFrom('stake_events')
-        .select(['round_id', 'amount', 'staked'])
+      return db.selectFrom('stake_events').select(['round_id', 'amount', 'staked']).$if(configured !== null, (q) => q.where(ofContract))
         .where('staker', '=', address)
         .where('type', '=', 'selfStake')
         .execute();
@@ -133,9 +140,7 @@ export function stakeEventsRepository(database: Database) {
 
     /** Community stakes others placed on `address`. */
     async communityStakesOn(address: string): Promise<StakeAmountRow[]> {
-      return db
-        .selectFrom('stake_events')
-        .select(['round_id', 'amount', 'staked'])
+      return db.selectFrom('stake_events').select(['round_id', 'amount', 'staked']).$if(configured !== null, (q) => q.where(ofContract))
         .where('user_address', '=', address)
         .where('type', '=', 'xStake')
         .execute();

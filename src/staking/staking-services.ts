@@ -18,7 +18,7 @@ export interface StakingServicesOptions {
  * (events can still be imported with `stampgate stake import`).
  */
 export function createStakingServices(config: Config, database: Database, options: StakingServicesOptions = {}) {
-  const events = stakeEventsRepository(database);
+  const events = stakeEventsRepository(database, config.stakingContractAddress);
   const clock = options.clock ?? Date.now;
   const indexer =
     config.stakingRpcUrl && config.stakingContractAddress

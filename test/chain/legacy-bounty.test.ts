@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type Address, zeroAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keywordTags, legacyBountyReader, normalizeIssueUrl, readLegacyBounty, sourceProject } from '../../src/chain/legacy-bounty.js';
@@ -202,6 +204,55 @@ describe.each(databaseKinds)('GET /api/v0.1/legacy/bounty on %s', (kind) => {
       });
     } finally {
       await down.close();
+    }
+  });
+
+  it('caches a found record like the public lists: one eth_call per URL within the TTL, ETag and 304; refusals never cached', async () => {
+    // A real JSON-RPC relay in front of anvil that counts what reaches the chain.
+    let calls = 0;
+    const relay = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        calls += 1;
+        const upstream = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) });
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
+      });
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const cached = await serverWith(t, { ETH_RPC_URL: relayUrl, LEGACY_BOUNTY_INDEX_ADDRESS: index, PUBLIC_CACHE_TTL: '60' });
+    const uncached = await serverWith(t, { ETH_RPC_URL: relayUrl, LEGACY_BOUNTY_INDEX_ADDRESS: index, PUBLIC_CACHE_TTL: '0' });
+    try {
+      const first = await get(cached, ETH_URL);
+      expect(first.statusCode).toBe(200);
+      expect(first.json()).toEqual(ethRecord());
+      expect(first.headers.etag).toMatch(/^"[\w-]{27}"$/);
+      expect(first.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
+      const afterFirst = calls;
+      expect(afterFirst).toBeGreaterThan(0);
+      // The same bounty again, also under the URL the index normalises to: no call reaches the chain.
+      const again = await get(cached, `${ETH_URL}/`);
+      expect(again.statusCode).toBe(200);
+      expect(again.body).toBe(first.body);
+      const notModified = await cached.app.inject({ url: `/api/v0.1/legacy/bounty?url=${encodeURIComponent(ETH_URL)}`, headers: { 'if-none-match': first.headers.etag as string } });
+      expect(notModified.statusCode).toBe(304);
+      expect(calls).toBe(afterFirst);
+      // A URL without a bounty is asked every time (a bounty posted meanwhile shows at once).
+      expect((await get(cached, UNPOSTED_URL)).statusCode).toBe(404);
+      const afterMiss = calls;
+      expect(afterMiss).toBeGreaterThan(afterFirst);
+      expect((await get(cached, UNPOSTED_URL)).statusCode).toBe(404);
+      expect(calls).toBeGreaterThan(afterMiss);
+      // With the cache off, every read reaches the chain.
+      const before = calls;
+      expect((await get(uncached, ETH_URL)).statusCode).toBe(200);
+      expect((await get(uncached, ETH_URL)).statusCode).toBe(200);
+      expect(calls).toBeGreaterThanOrEqual(before + 2);
+    } finally {
+      await cached.close();
+      await uncached.close();
+      await new Promise((resolve) => relay.close(resolve));
     }
   });
 

@@ -88,6 +88,35 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     }
   });
 
+  it("0017-stake-contract gives chain events the single indexer cursor's contract and leaves imported ones unknown", async () => {
+    test = await createTestDatabase(kind);
+    const database = test.open();
+    try {
+      const schema =
+        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+      const migrator = new Migrator({
+        db: database.db,
+        provider: { getMigrations: async () => allMigrations(kind) },
+        ...(schema ? { migrationTableSchema: schema } : {}),
+      });
+      expect((await migrator.migrateTo('0014-key-permissions')).error).toBeUndefined();
+      const db = database.db as unknown as Kysely<any>;
+      const event = (txHash: string, source: string) => ({
+        tx_hash: txHash, log_index: 0, block_number: 1, type: 'selfStake', round_id: '1', staker: '0xaa', user_address: null, amount: '1', staked: 1, source, created_at: 1,
+      });
+      await db.insertInto('stake_events').values([event('0x1', 'chain'), event('0x2', 'import')]).execute();
+      await db.insertInto('staking_cursors').values({ contract_address: '0xABC0000000000000000000000000000000000001', last_block: 5, updated_at: 1 }).execute();
+      expect(await migrateToLatest(database)).toContain('0017-stake-contract');
+      const rows = await db.selectFrom('stake_events').select(['tx_hash', 'contract_address']).orderBy('tx_hash').execute();
+      expect(rows).toEqual([
+        { tx_hash: '0x1', contract_address: '0xabc0000000000000000000000000000000000001' },
+        { tx_hash: '0x2', contract_address: null },
+      ]);
+    } finally {
+      await database.close();
+    }
+  });
+
   it('0009-score-record numbers 20,000 staking events in one pass (seconds, not minutes)', async () => {
     test = await createTestDatabase(kind);
     const database = test.open();

@@ -48,6 +48,7 @@ import {
   textFor,
   WRONG_TYPES,
 } from '../helpers/abuse.js';
+import type { AppContext } from '../../src/app-context.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.js';
 import { giveStamps, testWallet } from '../helpers/stamps.js';
@@ -72,8 +73,13 @@ const WRITING_GETS: Record<string, string[]> = {
   'GET /grants/v1/api/export_addresses/{file}': ['export_credentials'],
   'GET /grants/v1/api/export_info/{file}': ['export_credentials'],
   // v2 scores now and records the result as a v1 submission would (v2.md).
-  // (A changed score's event also queues its webhook deliveries: an outbox row in the same transaction.)
   'GET /v2/stamps/{scorer_id}/score/{address}': ['scores', 'score_events', 'nullifier_holds', 'webhook_outbox'],
+};
+
+// Operations with a body limit of their own instead of BODY_LIMIT_BYTES.
+const ROUTE_BODY_LIMITS: Record<string, (config: AppContext['config']) => number> = {
+  // Up to 100,000 addresses as JSON or CSV (BATCH_BODY_LIMIT_BYTES).
+  'POST /v2/scorers/{scorer_id}/batches': (config) => config.batchBodyLimitBytes,
 };
 
 // A port nothing listens on: the legacy bounty read and the OAuth token exchange fail fast (502).
@@ -705,7 +711,7 @@ async function abuseOperation(run: AbuseRun, op: Operation): Promise<void> {
     // Empty body with a JSON content type.
     await run.exercise(op, await requestFrom(run, b, json((parts) => void (parts.payload = ''))), documentedBody ? { status: [400], code: ['invalid_json'] } : {});
     // Over the configured limit, with a length and streamed without one.
-    const limit = run.t.ctx.config.bodyLimitBytes;
+    const limit = ROUTE_BODY_LIMITS[op.id]?.(run.t.ctx.config) ?? run.t.ctx.config.bodyLimitBytes;
     const huge = `{"padding":"${'x'.repeat(limit)}"${inner}}`;
     const tooLarge = { status: [413], code: ['payload_too_large'] };
     await run.exercise(op, await requestFrom(run, b, json((parts) => void (parts.payload = huge))), tooLarge);

@@ -336,6 +336,40 @@ describe.each(databaseKinds)('staking indexer and amounts on %s (anvil)', (kind)
     });
   });
 
+  it("counts only the configured contract's events: another contract's never, imports as the configured one's", async () => {
+    // A second staking contract on the same chain, indexed into the same database by another configuration.
+    const { address: other } = await anvil.deploy(owner, staking);
+    const onOther = (w: TestWallet, fn: string, args: readonly unknown[]) => anvil.write(w, other, staking.abi, fn, args);
+    await createRound();
+    await onOther(owner, 'createRound', []);
+    await stake(alice, 1, 5n);
+    await stakeOn(bob, 1, [alice], [7n]);
+    await onOther(alice, 'stake', [1n, 1000n]);
+    await onOther(bob, 'stakeUsers', [1n, [alice.account.address], [3000n]]);
+
+    const mine = services();
+    const theirs = services({ STAKING_CONTRACT_ADDRESS: other });
+    expect(await mine.indexer!.runOnce()).toMatchObject({ stored: 2 });
+    expect(await theirs.indexer!.runOnce()).toMatchObject({ stored: 2 });
+    const stored = await database.db.selectFrom('stake_events').select(['contract_address']).execute();
+    expect(stored.map((r) => r.contract_address).sort()).toEqual([contract, contract, other, other].map((a) => a.toLowerCase()).sort());
+
+    const only = (self: string, community: string) => ({
+      users: [{ address: addr(alice), stakes: [{ stake: self, round: { id: '1' } }], xstakeAggregates: [{ total: community, round: { id: '1' } }] }],
+    });
+    expect(await amounts(mine, alice)).toEqual(only('5', '7'));
+    expect(await amounts(theirs, alice)).toEqual(only('1000', '3000'));
+    expect((await mine.events.eventsOfRound(addr(alice), '1')).map((e) => e.amount).sort()).toEqual(['5', '7']);
+
+    // An import is recorded as the configured contract's, so the other configuration does not count it.
+    const imported = { type: 'selfStake', roundId: '1', staker: addr(alice), amount: '11', staked: true, txHash: '0x' + 'ab'.repeat(32), logIndex: 0, blockNumber: 1 };
+    expect(await mine.stakes.importEvents([imported])).toMatchObject({ stored: 1 });
+    expect(await amounts(mine, alice)).toEqual(only('16', '7'));
+    expect(await amounts(theirs, alice)).toEqual(only('1000', '3000'));
+    // With no contract configured, every stored event counts.
+    expect(await amounts(services({ STAKING_CONTRACT_ADDRESS: '' }), alice)).toEqual(only('1016', '3007'));
+  });
+
   it('runs in a start/stop loop that picks up new blocks, and reports failures without stopping', async () => {
     const s = services();
     const indexer = s.indexer!;

@@ -32,6 +32,12 @@ export interface StakeEventsTable {
   /** Where the event came from: the chain indexer or `stampgate stake import`. */
   source: 'chain' | 'import';
   created_at: number;
+  /**
+   * Lower-case address of the staking contract that emitted it (migration 0017): the indexed
+   * contract for chain events, STAKING_CONTRACT_ADDRESS at import time for imported ones; null
+   * when unknown (stored before 0017, or imported with no contract configured).
+   */
+  contract_address: string | null;
 }
 
 /** The indexer's progress per staking contract: every block up to `last_block` is stored. */

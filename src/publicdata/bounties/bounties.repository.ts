@@ -1,5 +1,5 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import type { Db } from '../../db/connection.js';
+import type { Database, Db, RowArrays } from '../../db/connection.js';
 import { containsInsensitive, notIndexed, type DialectName } from '../../db/dialect.js';
 import type { BountiesTable, PublicDataTables } from '../../db/tables/public-data.js';
 
@@ -96,7 +96,21 @@ export interface BountyPage {
 
 type Eb = ExpressionBuilder<PublicDataTables, 'bounties'>;
 
-export function bountiesRepository(db: Db, dialect: DialectName) {
+/** Rows read as arrays (`Database.readArrays`) as row objects. */
+function rowObjects({ columns, rows }: RowArrays): BountyRow[] {
+  return rows.map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
+    return row as unknown as BountyRow;
+  });
+}
+
+export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Database['readArrays']) {
+  /** A page of full rows: through the array reader where there is one (SQLite), since a bounty row has 70 columns. */
+  async function rowsOf(query: ReturnType<typeof listQuery>): Promise<BountyRow[]> {
+    return readArrays ? rowObjects(await readArrays(query.compile())) : query.execute();
+  }
+
   function filtered(filter: BountyListFilter, now: number, walk = true) {
     let query = db.selectFrom('bounties');
     if (filter.id !== undefined) query = query.where('id', '=', filter.id);
@@ -178,7 +192,7 @@ export function bountiesRepository(db: Db, dialect: DialectName) {
      * full gives the total; a full one counts, up to COUNT_AHEAD past its end.
      */
     async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
-      const rows = await listQuery(filter, now).execute();
+      const rows = await rowsOf(listQuery(filter, now));
       const column = filter.orderBy;
       if (!NOT_NULL.has(column) && rows.length < filter.limit) {
         // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.

@@ -2,7 +2,8 @@ import { AppError } from '../../errors.js';
 import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn } from './bounties.repository.js';
 import { BOUNTY_ORDER_FIELDS } from './bounty-order.js';
 import { renderVocabulary, type BountyVocabulary } from './bounty-vocabulary-render.js';
-import { type CachedDocument, cachePrefix, CountedList, type PublicCache } from '../cache.js';
+import { type CachedDocument, cachePrefix, documentOfJson, type PublicCache } from '../cache.js';
+import { bountyListJson } from './bounty-json.js';
 import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseStoredJson } from '../values.js';
 
 /** Most comma-separated alternatives one filter takes. */
@@ -206,22 +207,40 @@ export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
   };
 }
 
+/** Request shapes whose parsed filter and cache key are remembered (a repeated query string skips parsing). */
+const PARSED_QUERIES_KEPT = 1000;
+const MAX_REMEMBERED_QUERY_LENGTH = 1024;
+
 export function bountyService(bounties: BountiesRepository, cache: PublicCache, clock: () => number = Date.now) {
+  const parsed = new Map<string, { key: string; filter: BountyListFilter }>();
+
+  function parse(query: BountyListQuery, baseUrl: string, requestKey: string | undefined) {
+    // Long query strings (a github_url list may run to 20 000 characters) are parsed each time, so the memo stays small.
+    const memoKey = requestKey === undefined || requestKey.length > MAX_REMEMBERED_QUERY_LENGTH ? undefined : `${baseUrl}|${requestKey}`;
+    const known = memoKey === undefined ? undefined : parsed.get(memoKey);
+    if (known) return known;
+    const filter = parseBountyQuery(query);
+    const entry = { key: `${cachePrefix.bounties}${baseUrl}|${JSON.stringify(filter)}`, filter };
+    if (memoKey !== undefined) {
+      if (parsed.size >= PARSED_QUERIES_KEPT) parsed.clear();
+      parsed.set(memoKey, entry);
+    }
+    return entry;
+  }
+
   return {
     /**
      * The bounty list as a cached JSON document. `baseUrl` makes each bounty's
-     * `url` absolute, so it is part of the cache key.
+     * `url` absolute, so it is part of the cache key. `requestKey` (the request's
+     * path and query string) lets a repeated request skip parsing: the same
+     * string always parses to the same filter.
      */
-    async list(query: BountyListQuery, baseUrl: string): Promise<CachedDocument> {
-      const filter = parseBountyQuery(query);
-      const key = `${cachePrefix.bounties}${baseUrl}|${JSON.stringify(filter)}`;
+    async list(query: BountyListQuery, baseUrl: string, requestKey?: string): Promise<CachedDocument> {
+      const { key, filter } = parse(query, baseUrl, requestKey);
       return cache.document(key, async () => {
         const now = clock();
         const page = await bounties.list(filter, now);
-        return new CountedList(
-          page.rows.map((row) => renderBounty(row, baseUrl, now)),
-          page.total,
-        );
+        return documentOfJson(bountyListJson(page.rows, baseUrl, now), now, page.total);
       });
     },
 
@@ -232,7 +251,7 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
         const row = await bounties.get(id);
         return row ? renderBounty(row, baseUrl, clock()) : null;
       });
-      return document.body === 'null' ? null : document;
+      return document.bytes.length === 4 && document.body === 'null' ? null : document;
     },
   };
 }

@@ -32,7 +32,7 @@ export function sendDocument(
   );
   if (audience === 'private') reply.header('vary', 'Cookie');
   if (etagMatches(request.headers['if-none-match'], document.etag)) return reply.code(304).send();
-  return reply.type('application/json; charset=utf-8').send(document.body);
+  return reply.type('application/json; charset=utf-8').send(document.bytes);
 }
 
 /** The absolute origin of this server as clients see it: PUBLIC_BASE_URL, else the request's. */

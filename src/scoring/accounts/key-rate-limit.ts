@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../../db/redis.js';
-import { registerRateLimit } from '../../http/rate-limit.js';
+import { type RateBudget, registerRateLimit } from '../../http/rate-limit.js';
 import type { Tier } from './api-keys.service.js';
 
 export interface RateLimitSettings {
@@ -32,8 +32,8 @@ export function tierBudget(tier: Tier, settings: RateLimitSettings): number {
  * It runs at `preParsing`, after authentication, so that requests with bad
  * bodies still spend budget and unauthenticated ones never touch a key's.
  */
-export async function registerKeyRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
-  await registerRateLimit(app, {
+export async function registerKeyRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<RateBudget> {
+  return registerRateLimit(app, {
     hook: 'preParsing',
     windowMs: settings.windowMs,
     key: (request) => `key:${request.caller?.prefix ?? 'anonymous'}`,

@@ -202,6 +202,22 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
         .execute();
     },
 
+    /**
+     * Heartbeat of a long run: moves the lease of a job this owner still holds to
+     * `now + leaseMs`. False when the owner no longer holds it (its lease ran out
+     * and another worker took the job, or it settled): the run's outcome will be `lost`.
+     */
+    async renewLease(job: ScoringJobRow, owner: string, now: number, leaseMs: number): Promise<boolean> {
+      const result = await db
+        .updateTable('scoring_jobs')
+        .set({ lease_expires_at: now + leaseMs })
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .where('state', '=', 'running')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     async queueDepth(): Promise<number> {
       const row = await db.selectFrom('scoring_jobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       return Number(row.n);

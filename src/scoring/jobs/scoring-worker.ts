@@ -16,6 +16,17 @@ export interface ScoringWorkerOptions {
   maxAttempts: number;
   /** First retry delay; each further retry doubles it. */
   backoffBaseMs: number;
+  /** Announces a written score row to every process; awaited before `settled` (the acknowledgement). */
+  scoreWritten?: (scorerId: number, address: string) => Promise<void>;
+  /** How often a running job's lease is renewed (default: a third of `leaseMs`, so two missed beats still keep it). */
+  heartbeatMs?: number;
+}
+
+/** A heartbeat's result (the `leaseRenewed` event): whether the lease is still held, and until when. */
+export interface LeaseRenewal {
+  jobId: number;
+  held: boolean;
+  expiresAt: number;
 }
 
 export type JobSettled = {
@@ -132,6 +143,7 @@ export class ScoringWorker extends EventEmitter {
     this.emit('started', job);
     let outcome: JobSettled['outcome'];
     let completingAt = this.#clock();
+    const stopHeartbeat = this.#heartbeat(job);
     try {
       const result = await this.#score(job.scorer_id, job.address, completingAt);
       completingAt = this.#clock();
@@ -139,8 +151,35 @@ export class ScoringWorker extends EventEmitter {
     } catch (error) {
       completingAt = this.#clock();
       outcome = await this.#recordFailure(job, error);
+    } finally {
+      stopHeartbeat();
+    }
+    if (outcome !== 'lost' && this.#options.scoreWritten) {
+      await this.#options.scoreWritten(job.scorer_id, job.address).catch((error) => this.emit('failure', error));
     }
     this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome, completingAt } satisfies JobSettled);
+  }
+
+  /**
+   * Renews the job's lease while it runs, so a run longer than one lease is not taken over by
+   * another worker; a worker that dies stops renewing and its job is free one lease after the
+   * last beat. Returns the function that stops the beats.
+   */
+  #heartbeat(job: ScoringJobRow): () => void {
+    const { leaseMs } = this.#options;
+    let beating = false;
+    const timer = setInterval(() => {
+      if (beating) return;
+      beating = true;
+      const now = this.#clock();
+      this.#jobs
+        .renewLease(job, this.owner, now, leaseMs)
+        .then((held) => this.emit('leaseRenewed', { jobId: job.id, held, expiresAt: now + leaseMs } satisfies LeaseRenewal))
+        .catch((error) => this.emit('failure', error))
+        .finally(() => (beating = false));
+    }, this.#options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3)));
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   async #recordFailure(job: ScoringJobRow, error: unknown): Promise<JobSettled['outcome']> {

@@ -1,3 +1,5 @@
+import type { ScoreReadCache } from './score-read-cache.js';
+import { singleScoreJson } from './score-json.js';
 import { type EventEmitter, setMaxListeners } from 'node:events';
 import { AppError, shuttingDownError } from '../../errors.js';
 import { isScorerId } from '../accounts/accounts.service.js';
@@ -68,6 +70,10 @@ export interface ScoreServiceOptions {
   announceJob?: () => void;
   /** `Retry-After` of the 503 a submission gets once shutdown has begun. */
   retryAfterSeconds?: number;
+  /** The single-score read's body cache (see score-read-cache.ts). */
+  readCache?: ScoreReadCache;
+  /** Announces a written score row to every process (the bus); awaited before the write is acknowledged. */
+  scoreWritten?: (scorerId: number, address: string) => Promise<void>;
 }
 
 export function scoreService(
@@ -120,6 +126,8 @@ export function scoreService(
         // A failure here (the database unavailable) means nothing was recorded: the caller is
         // told so (503) and submits again.
         await jobs.enqueue(scorerId, address, start);
+        // The row is PROCESSING now: no process may keep answering the finished record it had.
+        await options.scoreWritten?.(scorerId, address);
         if (options.announceJob) options.announceJob();
         else worker?.notify();
         let row: ScoreRow | undefined;
@@ -153,6 +161,16 @@ export function scoreService(
       if (!found.scorerFound) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
       if (!found.score) throw new AppError('not_submitted', `The address ${address} has not been submitted to scorer ${scorerId}.`);
       return found.score;
+    },
+
+    /** The single-score read's JSON body: from the read cache when it holds this record, else read and kept. */
+    async scoreBody(scorerId: number, accountId: number, address: string): Promise<Buffer> {
+      const cache = options.readCache;
+      const hit = cache?.lookup(scorerId, address, accountId);
+      if (hit) return hit;
+      const generation = cache?.generation ?? 0;
+      const row = await this.getScore(scorerId, accountId, address);
+      return cache ? cache.store(generation, accountId, row) : Buffer.from(singleScoreJson(row), 'utf8');
     },
 
     async listScores(scorerId: number, query: ScoreListQuery): Promise<ScoreList> {

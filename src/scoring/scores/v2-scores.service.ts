@@ -115,7 +115,13 @@ export function parseHistoryMoment(raw: string): number | null {
  * scoring too.
  */
 export function v2ScoreService(
-  deps: PassportScoringDeps & { database: Database; scores: ScoresRepository; events: ScoreEventsRepository },
+  deps: PassportScoringDeps & {
+    database: Database;
+    scores: ScoresRepository;
+    events: ScoreEventsRepository;
+    /** Announces a written score row to every process; awaited before the response. */
+    scoreWritten?: (scorerId: number, address: string) => Promise<void>;
+  },
   clock: () => number = Date.now,
 ) {
   async function settle(scorerId: number, address: string, now: number): Promise<SettledScoring> {
@@ -172,6 +178,7 @@ export function v2ScoreService(
           const { row } = await writeTransaction(deps.database, (trx) =>
             deps.events.recordScoring(trx, scorerId, address, settled, now, { withinTransaction: options.withinTransaction }),
           );
+          await deps.scoreWritten?.(scorerId, address);
           return answer(row, true);
         } catch (error) {
           // Another address took a nullifier between scoring and recording: score again, as a job would.

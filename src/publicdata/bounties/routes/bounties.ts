@@ -83,7 +83,7 @@ export function bountiesRoute(instance: FastifyInstance, ctx: AppContext): void 
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
       const baseUrl = baseUrlOf(ctx, request);
-      const document = await ctx.publicData.bounties.list({ ...q, limit, offset }, baseUrl);
+      const document = await ctx.publicData.bounties.list({ ...q, limit, offset }, baseUrl, request.url);
       listHeaders(reply, request, document, baseUrl, limit, offset);
       return sendDocument(ctx, request, reply, document);
     },

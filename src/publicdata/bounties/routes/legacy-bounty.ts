@@ -4,6 +4,7 @@ import { typed } from '../../../http/typebox.js';
 import type { AppContext } from '../../../app-context.js';
 import { MAX_ISSUE_URL_LENGTH } from '../../../chain/legacy-bounty.js';
 import { errorResponses } from '../../../http/errors.js';
+import { sendDocument } from '../../routes/http-cache.js';
 
 const LegacyBountyRecordSchema = Type.Object(
   {
@@ -31,7 +32,7 @@ export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): v
         description:
           'Calls `bountydetails(url)` on the configured index contract (`eth_call`) and maps the result to the legacy ' +
           'contract record. 404 when no bounty is posted for the URL or when the legacy read is not configured; ' +
-          '502 when the Ethereum RPC endpoint cannot be read.',
+          '502 when the Ethereum RPC endpoint cannot be read. A found record may be up to PUBLIC_CACHE_TTL seconds stale; carries ETag and answers If-None-Match with 304.',
         querystring: Type.Object({
           url: Type.String({
             description: `Issue URL of the bounty: an absolute http(s) URL of at most ${MAX_ISSUE_URL_LENGTH} characters; a trailing / is added when missing.`,
@@ -41,6 +42,6 @@ export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): v
         response: { 200: LegacyBountyRecordSchema, ...errorResponses(400, 404, 502) },
       },
     },
-    async (request) => ctx.publicData.legacyBounties.read(request.query.url),
+    async (request, reply) => sendDocument(ctx, request, reply, await ctx.publicData.legacyBounties.document(request.query.url)),
   );
 }

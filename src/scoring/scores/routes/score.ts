@@ -5,7 +5,6 @@ import type { AppContext } from '../../../app-context.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../../http/schemas.js';
-import { singleScoreJson } from '../score-json.js';
 import { ScoreListSchema, SingleScoreSchema } from '../score-record.schema.js';
 
 const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
@@ -39,9 +38,9 @@ export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      const row = await ctx.scores.getScore(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
-      // The body is written by hand (see singleScoreJson); the schema above documents it.
-      return reply.type('application/json; charset=utf-8').serializer(singleScoreJson).send(row as never);
+      const body = await ctx.scores.scoreBody(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      // The body is written by hand (see singleScoreJson), once per record version; the schema above documents it.
+      return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
 

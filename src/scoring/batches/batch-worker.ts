@@ -1,0 +1,205 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
+import { isDatabaseUnavailable } from '../../db/availability.js';
+import type { Db } from '../../db/connection.js';
+import type { V2Score } from '../scores/v2-score.schema.js';
+import { v2ScoreJson } from '../scores/v2-score-json.js';
+import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost, type ItemOutcome } from './batches.repository.js';
+
+/**
+ * Scores one address now for the batch (v2 scoring: the same computation and write path as every
+ * other scoring). `withinTransaction` runs inside the transaction that writes the score, so the
+ * batch item is finished atomically with it; `written: false` means nothing changed and nothing
+ * was written (the callback did not run), and the worker finishes the item in a write of its own.
+ */
+export type ScoreAddress = (
+  scorerId: number,
+  accountId: number,
+  address: string,
+  withinTransaction?: (trx: Db) => Promise<void>,
+) => Promise<{ score: V2Score; written: boolean }>;
+
+export interface BatchWorkerOptions {
+  /** Chunks worked on at the same time by this process (0: none). */
+  concurrency: number;
+  /** A chunk's lease; every finished item renews it. */
+  leaseMs: number;
+  /** Idle look-for-work interval, and the back-off while submissions are due. */
+  pollMs: number;
+}
+
+export type ItemScored = { batchId: string; position: number; outcome: 'done' | 'failed' };
+
+// While a chunk runs, the submission queue is looked at every this many addresses.
+const priorityCheckEvery = 20;
+
+/**
+ * Works off batch chunks at a lower priority than submissions: a chunk is claimed only when no
+ * submission's scoring job is due, a running chunk pauses while one is, and the event loop is
+ * yielded to between addresses so that HTTP requests of the same process keep being served.
+ * Emits `scored` (ItemScored) per item, `batchDone` (batch id) and `failure` (Error).
+ */
+export class BatchWorker extends EventEmitter {
+  readonly owner = `${hostname()}:${process.pid}:batch:${randomBytes(4).toString('hex')}`;
+  readonly #repo: BatchesRepository;
+  readonly #score: ScoreAddress;
+  readonly #options: BatchWorkerOptions;
+  readonly #clock: () => number;
+  readonly #inFlight = new Set<Promise<void>>();
+  #running = false;
+  #timer: NodeJS.Timeout | null = null;
+  #pumping: Promise<void> | null = null;
+  #pumpAgain = false;
+
+  constructor(repo: BatchesRepository, score: ScoreAddress, options: BatchWorkerOptions, clock: () => number = Date.now) {
+    super();
+    this.setMaxListeners(0);
+    this.#repo = repo;
+    this.#score = score;
+    this.#options = options;
+    this.#clock = clock;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  start(): void {
+    if (this.#running || this.#options.concurrency === 0) return;
+    this.#running = true;
+    this.notify();
+  }
+
+  /** Looks for work now (a batch was created in this process). */
+  notify(): void {
+    if (!this.#running) return;
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    const pumping = this.#pump();
+    this.#pumping = pumping;
+    void pumping.finally(() => {
+      if (this.#pumping === pumping) this.#pumping = null;
+      this.#schedulePoll();
+    });
+  }
+
+  /** Stops claiming; chunks in hand stop after their current address and are released for others. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#pumping;
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Resolves once no chunk is in hand and none is claimable (the CLI's in-process run). */
+  async idle(): Promise<void> {
+    while (this.#pumping || this.#inFlight.size > 0) {
+      await Promise.allSettled([this.#pumping, ...this.#inFlight]);
+    }
+  }
+
+  async #pump(): Promise<void> {
+    try {
+      do {
+        this.#pumpAgain = false;
+        while (this.#running && this.#inFlight.size < this.#options.concurrency) {
+          await yieldToEventLoop();
+          if (!this.#running) break;
+          // Submissions first: with one due, batches wait for the next poll.
+          if (await this.#repo.submissionDue(this.#clock())) break;
+          const chunk = await this.#repo.claimChunk(this.owner, this.#clock(), this.#options.leaseMs);
+          if (!chunk) break;
+          const run = this.#runChunk(chunk)
+            .catch((error: unknown) => {
+              this.emit('failure', error);
+            })
+            .finally(() => {
+              this.#inFlight.delete(run);
+              this.notify();
+            });
+          this.#inFlight.add(run);
+        }
+      } while (this.#pumpAgain && this.#running);
+    } catch (error) {
+      this.emit('failure', error);
+    }
+  }
+
+  #schedulePoll(): void {
+    if (!this.#running) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
+    this.#timer.unref();
+  }
+
+  async #runChunk(chunk: BatchChunkRow): Promise<void> {
+    const batch = await this.#repo.batchOf(chunk.batch_id);
+    if (!batch) return;
+    // At most one chunk of addresses is held: the chunk size bounds this process's batch memory.
+    const items = await this.#repo.pendingItems(chunk);
+    let sinceCheck = 0;
+    for (const item of items) {
+      await yieldToEventLoop();
+      if (!this.#running) {
+        await this.#repo.releaseChunk(chunk, this.owner, this.#clock());
+        return;
+      }
+      if (++sinceCheck >= priorityCheckEvery) {
+        sinceCheck = 0;
+        await this.#giveWayToSubmissions();
+      }
+      const result = await this.#scoreItem(chunk, batch.scorer_id, batch.account_id, item.position, item.address);
+      if (result === 'stop') return;
+    }
+    const finished = await this.#repo.finishChunk(chunk, this.owner, this.#clock());
+    if (finished === 'batch-done') this.emit('batchDone', chunk.batch_id);
+  }
+
+  /** Waits while a submission is due, for at most a third of the lease (the lease must not run out). */
+  async #giveWayToSubmissions(): Promise<void> {
+    const until = this.#clock() + this.#options.leaseMs / 3;
+    while (this.#running && this.#clock() < until && (await this.#repo.submissionDue(this.#clock()))) {
+      await sleep(Math.min(20, this.#options.pollMs));
+    }
+  }
+
+  async #scoreItem(chunk: BatchChunkRow, scorerId: number, accountId: number, position: number, address: string): Promise<'next' | 'stop'> {
+    const { leaseMs } = this.#options;
+    try {
+      const scored = await this.#score(scorerId, accountId, address, async (trx) => {
+        // Runs after the score row was written, in its transaction: the result is that row.
+        const result = v2ScoreJson(await this.#repo.scoreRowIn(trx, scorerId, address));
+        await this.#repo.finishItem(trx, chunk, this.owner, this.#clock(), leaseMs, position, { state: 'done', result, error: null });
+      });
+      if (!scored.written) {
+        const result = JSON.stringify(scored.score);
+        await this.#repo.finishItemAlone(chunk, this.owner, this.#clock(), leaseMs, position, { state: 'done', result, error: null });
+      }
+      this.emit('scored', { batchId: chunk.batch_id, position, outcome: 'done' } satisfies ItemScored);
+      return 'next';
+    } catch (error) {
+      if (error instanceof ChunkLeaseLost) return 'stop';
+      if (isDatabaseUnavailable(error)) {
+        this.emit('failure', error);
+        // The database failed, not the address: the chunk is taken again once the back-off passed.
+        await this.#repo.releaseChunk(chunk, this.owner, this.#clock() + this.#options.pollMs).catch(() => {});
+        return 'stop';
+      }
+      const message = (error as Error)?.name === 'AppError' ? (error as Error).message : 'Scoring this address failed because of an internal error.';
+      try {
+        await this.#repo.finishItemAlone(chunk, this.owner, this.#clock(), leaseMs, position, { state: 'failed', result: null, error: message });
+      } catch (finishError) {
+        if (finishError instanceof ChunkLeaseLost) return 'stop';
+        throw finishError;
+      }
+      this.emit('failure', error);
+      this.emit('scored', { batchId: chunk.batch_id, position, outcome: 'failed' } satisfies ItemScored);
+      return 'next';
+    }
+  }
+}

@@ -1,0 +1,173 @@
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { AppContext } from '../../../app-context.js';
+import { errorResponses } from '../../../http/errors.js';
+import type { RateBudget } from '../../../http/rate-limit.js';
+import { Integer, ScorerIdSchema } from '../../../http/schemas.js';
+import { typed } from '../../../http/typebox.js';
+import { requirePermission } from '../../accounts/api-key-auth.js';
+import { AddressListSchema, BatchIdSchema, BatchViewSchema, CsvBodySchema } from '../batch.schema.js';
+import type { BatchInput } from '../batches.service.js';
+import { V2ScoreListSchema } from '../v2-score.js';
+
+/**
+ * Batch scoring routes, in a scope of their own inside the scoring plugin (API key, key budget):
+ * the `text/csv` body parser and the large body limit apply to the asynchronous batch route only.
+ * Every batch route needs `read_scores`: a batch is v2 scoring, which v2.md puts under it.
+ */
+export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, budget: RateBudget): Promise<void> {
+  const { config } = ctx;
+  const service = ctx.batches.service;
+  instance.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Run after the key budget's own preParsing hook (added by the parent scope's onRoute), so a refused
+  // request has still spent its unit, as everywhere else.
+  const checkBeforeBody: preParsingHookHandler = async (request, _reply, payload) => {
+    const caller = requirePermission(request, 'read_scores');
+    const scorerId = (request.params as { scorer_id?: string }).scorer_id ?? '';
+    // A malformed id is refused by the schema right after; only a well-formed one is looked up.
+    if (/^[0-9]{1,15}$/.test(scorerId)) await service.checkBeforeBody(caller, Number(scorerId));
+    return payload;
+  };
+  instance.addHook('onRoute', (route) => {
+    if ((route.config as { checkBeforeBody?: boolean } | undefined)?.checkBeforeBody) {
+      const hooks = route.preParsing;
+      route.preParsing = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), checkBeforeBody];
+    }
+  });
+  const app = typed(instance);
+
+  app.post(
+    '/v2/scorers/:scorer_id/batches',
+    {
+      bodyLimit: config.batchBodyLimitBytes,
+      config: { checkBeforeBody: true },
+      schema: {
+        tags: ['v2'],
+        summary: 'Queue a batch of addresses for scoring',
+        description:
+          `Up to ${config.batchMaxAddresses} addresses as JSON \`{"addresses":[…]}\` or \`text/csv\` (one address per line, ` +
+          'optional header `address`). Answers 202 with the batch and its `Location`; the batch is scored in the background, ' +
+          'exactly once per address, and survives restarts. Needs `read_scores`. The scorer, the permission and the key\'s ' +
+          'daily batch quota (by tier, BATCH_DAILY_ADDRESSES) are checked before the body is read; an invalid address is ' +
+          '400 `invalid_address` naming its index (CSV: its line) and queues nothing; over the quota is 429 ' +
+          '`batch_quota_exceeded` with `Retry-After` to the next UTC day.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ scorer_id: ScorerIdSchema }),
+        body: {
+          content: {
+            'application/json': { schema: AddressListSchema(config.batchMaxAddresses) },
+            'text/csv': { schema: CsvBodySchema },
+          },
+        } as never,
+        response: { 202: BatchViewSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const caller = requirePermission(request, 'read_scores');
+      const body = request.body as unknown as BatchInput;
+      const batch = await service.create(caller, Number(request.params.scorer_id), body);
+      return reply.code(202).header('location', `/v2/batches/${batch.id}`).send(batch);
+    },
+  );
+
+  app.get(
+    '/v2/batches/:id',
+    {
+      schema: {
+        tags: ['v2'],
+        summary: 'A batch and its progress',
+        description: 'Only the account whose key created the batch sees it (others get 404). Needs `read_scores`.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ id: BatchIdSchema }),
+        response: { 200: BatchViewSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.get(requirePermission(request, 'read_scores'), request.params.id),
+  );
+
+  app.delete(
+    '/v2/batches/:id',
+    {
+      schema: {
+        tags: ['v2'],
+        summary: 'Cancel a batch',
+        description:
+          'Addresses not scored yet are not scored; those already scored keep their results. A batch that has ended is answered as it is. Needs `read_scores`.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ id: BatchIdSchema }),
+        response: { 200: BatchViewSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.cancel(requirePermission(request, 'read_scores'), request.params.id),
+  );
+
+  app.get(
+    '/v2/batches/:id/results',
+    {
+      schema: {
+        tags: ['v2'],
+        summary: 'Stream the results of a batch',
+        description:
+          'NDJSON, one v2 score object per address in input order (default), or CSV `address,score,passing_score,threshold,error` ' +
+          'with `Accept: text/csv`. A running batch is followed: rows are sent as addresses finish, and the stream ends when the ' +
+          `batch ends, or when no address finished for BATCH_RESULTS_WAIT_MS (${config.batchResultsWaitMs} ms here); resume with ` +
+          '`offset` = the number of result lines received (CSV header not counted). A failed address has `error` set and score "0.00000". Addresses of a cancelled ' +
+          'batch that were not scored are left out. Needs `read_scores`.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ id: BatchIdSchema }),
+        querystring: Type.Object({ offset: Type.Optional(Integer({ minimum: 0, maximum: 10_000_000, description: 'Result lines to skip (resume).' })) }),
+        produces: ['application/x-ndjson', 'text/csv'],
+        response: { ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const caller = requirePermission(request, 'read_scores');
+      const format = wantsCsv(request) ? 'csv' : 'ndjson';
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const lines = await service.results(caller, request.params.id, format, request.query.offset ?? 0, gone.signal);
+      return reply
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(Readable.from(lines));
+    },
+  );
+
+  app.post(
+    '/v2/stamps/:scorer_id/scores',
+    {
+      schema: {
+        tags: ['v2'],
+        summary: 'Score up to a hundred addresses now',
+        description:
+          `1 to ${config.batchSyncMaxAddresses} addresses, each scored now from its stored stamps exactly as ` +
+          '`GET /v2/stamps/{scorer_id}/score/{address}` does; `items` in input order, an address listed twice answered twice ' +
+          'with the same object. Costs one rate-limit unit per address (refused with 429 and nothing scored when they do not ' +
+          'all fit in the key\'s budget). An invalid address is 400 `invalid_address` naming its index; nothing is scored. Needs `read_scores`.',
+        security: [{ apiKey: [] }],
+        params: Type.Object({ scorer_id: ScorerIdSchema }),
+        body: AddressListSchema(config.batchSyncMaxAddresses),
+        response: { 200: V2ScoreListSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+      // The request's first unit was counted with every request; the other addresses here.
+      preHandler: async (request) => {
+        requirePermission(request, 'read_scores');
+        await budget.spend(request, (request.body as { addresses: unknown[] }).addresses.length - 1);
+      },
+    },
+    async (request) => {
+      const caller = requirePermission(request, 'read_scores');
+      return { items: await service.scoreMany(caller, Number(request.params.scorer_id), request.body.addresses) };
+    },
+  );
+}
+
+function wantsCsv(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  if (!/text\/csv/i.test(accept)) return false;
+  // CSV when asked for before (or instead of) NDJSON/JSON.
+  const csvAt = accept.search(/text\/csv/i);
+  const jsonAt = accept.search(/application\/(x-)?n?d?json/i);
+  return jsonAt === -1 || csvAt < jsonAt;
+}
