@@ -167,6 +167,11 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       const seeded = await seedAccount(t.ctx);
       const foreign = await call(login, 'GET', `/registry/score/${seeded.scorer.id}/${bob.address}`);
       expect(foreign.statusCode).toBe(404);
+      // Per-key bookkeeping (the batch quota) of a session is its account's, never a real key's.
+      const batch = await call(login, 'POST', `/v2/scorers/${scorer.id}/batches`, { addresses: [bob.address, alice.address] });
+      expect(batch.statusCode, batch.body).toBe(202);
+      const quota = await t.ctx.database.db.selectFrom('batch_usage').select(['key_id', 'addresses']).execute();
+      expect(quota.map((row) => [Number(row.key_id), Number(row.addresses)])).toEqual([[-login.accountId, 2]]);
     });
   });
 
