@@ -33,6 +33,7 @@ import { walletOwnership } from './chain/wallet-ownership.js';
 import { createPublicDataServices } from './publicdata/public-data-services.js';
 import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
 import { createBatchServices } from './scoring/batches/batch-services.js';
+import { createPortalServices } from './portal/portal-services.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -142,6 +143,8 @@ export async function createAppContext(config: Config, database: Database, optio
   const nonces = nonceService(noncesRepository(database.db), config.nonceTtlSeconds);
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
+  const portal = createPortalServices(config, database, { accounts, apiKeys, ownership, log });
+  if (options.http) portal.usage.start();
   return {
     config,
     database,
@@ -157,6 +160,7 @@ export async function createAppContext(config: Config, database: Database, optio
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       await scores.drain();
+      await portal.usage.stop();
       await worker.stop();
       await webhooks.worker.stop();
       await batches.worker.stop();
@@ -174,6 +178,7 @@ export async function createAppContext(config: Config, database: Database, optio
     wallet: createWalletServices(config, database, { stamps, ownership }),
     staking,
     publicData,
+    portal,
     jobs,
     worker,
     scores,

@@ -22,6 +22,7 @@ export const errorStatus = {
   invalid_session: 401,
   not_authenticated: 401,
   permission_denied: 403,
+  csrf_rejected: 403,
   not_team_member: 403,
   not_found: 404,
   scorer_not_found: 404,

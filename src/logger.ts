@@ -26,7 +26,7 @@ const SECRET_PARAMETERS = new Set([
 ]);
 
 /** Headers whose values never reach a log line. */
-export const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key'];
+export const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-csrf-token'];
 
 const REDACTED = '[redacted]';
 

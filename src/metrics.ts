@@ -130,7 +130,7 @@ export function createMetrics(ctx: AppContext) {
 
   return {
     registry,
-    rateLimitRejected(tier: number | 'wallet' | 'stake_events' | 'public') {
+    rateLimitRejected(tier: number | 'wallet' | 'stake_events' | 'public' | 'portal') {
       rateLimited.inc({ tier: String(tier) });
     },
     /** Both halves on one server (a worker's monitoring listener, or a development API server). */

@@ -20,6 +20,7 @@ import { iconRoutes } from './scoring/stamps/routes/icons.js';
 import { loadIconFiles } from './scoring/stamps/icons.js';
 import { walletRoutes } from './scoring/wallet/routes/wallet.js';
 import { packageVersion } from './version.js';
+import { portalRoutes, registerPortalHooks } from './portal/portal-routes.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -96,6 +97,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle);
   if (ctx.config.scoringApiEnabled) {
+    registerPortalHooks(app, ctx);
+    await portalRoutes(app, ctx, metrics);
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
     await app.register(async (scope) => walletRoutes(scope, ctx, metrics));

@@ -12,13 +12,14 @@ import { type ScoringConfig, scoringSettings } from './scoring.js';
 import { type SecurityConfig, securitySettings } from './security.js';
 import { type StakingConfig, stakingSettings } from './staking.js';
 import { type PublicDataConfig, publicdataSettings } from './publicdata.js';
+import { type PortalConfig, portalSettings } from './portal.js';
 import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
 import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
 import { type BatchConfig, batchSettings } from './batches.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig;
 
 const settings = {
   ...serverSettings,
@@ -30,6 +31,7 @@ const settings = {
   ...smartWalletSettings,
   ...webhooksSettings,
   ...batchSettings,
+  ...portalSettings,
 };
 
 export class ConfigError extends Error {

@@ -2,6 +2,7 @@ import type { Generated } from 'kysely';
 import type { PublicDataTables } from './tables/public-data.js';
 import type { StakingTables } from './tables/staking.js';
 import type { WalletTables } from './tables/wallet.js';
+import type { PortalTables } from './tables/portal.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { BatchTables } from './tables/batches.js';
 
@@ -15,6 +16,8 @@ export interface AccountsTable {
   id: Generated<number>;
   name: string;
   created_at: number;
+  /** Lower-case wallet address that owns the account (portal sign-in), or null (created by the CLI). */
+  owner_address: string | null;
 }
 
 export interface ScorersTable {
@@ -155,7 +158,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;

@@ -22,6 +22,12 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
             scheme: 'bearer',
             description: 'Session token from POST /registry/wallet/session (Sign-In with Ethereum).',
           },
+          portalSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'stampgate_portal',
+            description: 'Developer portal session cookie from POST /v2/account/session; state changes also need the `X-CSRF-Token` header.',
+          },
         },
       },
       tags: [
@@ -29,6 +35,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         { name: 'v2', description: 'The v2 read API: synchronous scoring, score history, stamps (same API keys and rate limits as v1)' },
         { name: 'wallet', description: 'A wallet owner signs in and writes its own stamps' },
         { name: 'public data', description: 'Grants, bounties, contributor exports and the legacy bounty read' },
+        { name: 'account', description: 'Account management (scorers, API keys, usage) for the developer portal and API keys with create_scorers' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },

@@ -62,12 +62,14 @@ const day = 86_400_000;
 const CPU_BUDGET_MS = Number(process.env.ABUSE_CPU_BUDGET_MS ?? 50);
 
 // Server-side routes that are not part of the API document on purpose.
-const UNDOCUMENTED = [/^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/metrics$/];
+// The developer portal's page and its files (/portal) are the web UI, not API operations.
+const UNDOCUMENTED = [/^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/metrics$/, /^\/portal(\/|$)/];
 
 // GET operations that legitimately write when they succeed (the only writes a GET may make).
 const WRITING_GETS: Record<string, string[]> = {
   'GET /registry/signing-message': ['nonces'],
   'GET /registry/wallet/siwe-nonce': ['wallet_siwe_nonces'],
+  'GET /v2/account/siwe-nonce': ['portal_siwe_nonces'],
   'GET /grants/v1/api/export_addresses/{file}': ['export_credentials'],
   'GET /grants/v1/api/export_info/{file}': ['export_credentials'],
   // v2 scores now and records the result as a v1 submission would (v2.md).
@@ -98,6 +100,9 @@ function abuseEnv(): Record<string, string> {
     OAUTH_AUTHORIZE_URL: `${DEAD_URL}/authorize`,
     OAUTH_TOKEN_URL: `${DEAD_URL}/token`,
     OAUTH_USERINFO_URL: `${DEAD_URL}/user`,
+    // Usage counters reach the database in the background (every request counts, refused ones
+    // and 429s included, by design); only at shutdown here, so each request's own writes are seen.
+    USAGE_FLUSH_MS: '600000',
   };
 }
 
@@ -112,8 +117,8 @@ const documented = await (async () => {
   }
 })();
 
-type AuthKind = 'none' | 'apiKey' | 'walletSession' | 'grantsSession';
-const AUTH_KINDS: AuthKind[] = ['none', 'apiKey', 'walletSession', 'grantsSession'];
+type AuthKind = 'none' | 'apiKey' | 'walletSession' | 'grantsSession' | 'portalSession';
+const AUTH_KINDS: AuthKind[] = ['none', 'apiKey', 'walletSession', 'grantsSession', 'portalSession'];
 const AUTH_CODES = ['missing_api_key', 'invalid_api_key', 'invalid_session', 'not_authenticated'];
 
 type Wallet = ReturnType<typeof testWallet>;
@@ -145,6 +150,8 @@ class AbuseRun {
   private walletToken = '';
   private walletAddress = '';
   private walletUses = Infinity;
+  private portalSeed = 6000;
+  private portalHeaders: Record<string, string> | null = null;
   requests = 0;
   readonly cpu = new CpuCosts();
 
@@ -234,6 +241,27 @@ class AbuseRun {
     return (JSON.parse(res.body) as { token: string }).token;
   }
 
+  /** A developer portal sign-in: the cookie, its CSRF token and this origin, as the page sends them. */
+  async portalSignIn(wallet: Wallet): Promise<Record<string, string>> {
+    const offer = JSON.parse((await send(this.app, { method: 'GET', url: '/v2/account/siwe-nonce', remoteAddress: this.nextIp() })).body) as {
+      nonce: string; domain: string; uri: string; chainId: number; statement: string; expiresAt: string;
+    };
+    const message = createSiweMessage({
+      address: wallet.account.address, chainId: offer.chainId, domain: offer.domain, nonce: offer.nonce, uri: offer.uri,
+      statement: offer.statement, version: '1', issuedAt: new Date(), expirationTime: new Date(offer.expiresAt),
+    });
+    const res = await send(this.app, {
+      method: 'POST',
+      url: '/v2/account/session',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ message, signature: await wallet.account.signMessage({ message }) }),
+      remoteAddress: this.nextIp(),
+    });
+    if (res.statusCode !== 200) throw new Error(`portal sign-in failed: ${res.statusCode} ${res.body}`);
+    const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+    return { cookie, 'x-csrf-token': (JSON.parse(res.body) as { csrf_token: string }).csrf_token, origin: 'http://localhost' };
+  }
+
   /** The address of the current wallet session (for credentials it may write). */
   async walletSessionAddress(): Promise<string> {
     await this.authHeaders('walletSession');
@@ -253,6 +281,13 @@ class AbuseRun {
         return { 'x-api-key': this.key };
       case 'grantsSession':
         return { cookie: this.grantsCookie };
+      case 'portalSession': {
+        if (!this.portalHeaders) {
+          this.portalHeaders = await this.portalSignIn(testWallet(++this.portalSeed));
+          await this.resync();
+        }
+        return { ...this.portalHeaders };
+      }
       case 'walletSession': {
         if (this.walletUses >= 250) {
           const wallet = testWallet(++this.walletSeed);
@@ -296,6 +331,11 @@ class AbuseRun {
     if (res.statusCode < 400 && request.headers?.authorization === `Bearer ${this.walletToken}`) {
       // A successful request may have ended the session (sign-out): start a new one next time.
       if (!(await this.t.ctx.wallet.sessions.resolve(this.walletToken))) this.walletUses = Infinity;
+    }
+    if (res.statusCode < 400 && this.portalHeaders && request.headers?.cookie === this.portalHeaders.cookie) {
+      // A successful request may have signed the portal session out.
+      const token = this.portalHeaders.cookie!.slice('stampgate_portal='.length);
+      if (!(await this.t.ctx.portal.sessions.resolve(token))) this.portalHeaders = null;
     }
     if (problems.length > 0) {
       const body = res.body.length > 600 ? `${res.body.slice(0, 600)}…` : res.body;
@@ -731,6 +771,9 @@ async function abuseOperation(run: AbuseRun, op: Operation): Promise<void> {
     { cookie: 'stampgate_session=%00' },
     { cookie: `stampgate_session=${'c'.repeat(8000)}` },
     { cookie: ';;;=;stampgate_session;=' },
+    { cookie: `stampgate_portal=${'A'.repeat(43)}` },
+    { cookie: 'stampgate_portal=%00', 'x-csrf-token': 'x', origin: 'http://localhost' },
+    { cookie: `stampgate_portal=${'p'.repeat(8000)}` },
   ];
   if (auth !== 'apiKey') forgeries.push({ authorization: `Bearer ${run.key}` }, { 'x-api-key': run.key });
   if (auth !== 'walletSession') forgeries.push({ authorization: `Bearer ${(await run.authHeaders('walletSession')).authorization!.slice(7)}` });

@@ -15,6 +15,7 @@ import { keyPermissions } from './0014-key-permissions.js';
 import { webhooks } from './0015-webhooks.js';
 import { batches } from './0016-batches.js';
 import { stakeContract } from './0017-stake-contract.js';
+import { portal } from './0018-portal.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -36,5 +37,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0015-webhooks': webhooks(dialect),
     '0016-batches': batches(dialect),
     '0017-stake-contract': stakeContract(dialect),
+    '0018-portal': portal(dialect),
   };
 }

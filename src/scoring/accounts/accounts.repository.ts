@@ -5,8 +5,11 @@ export type ScorerRow = Omit<ScorersTable, 'id'> & { id: number };
 
 export function accountsRepository(db: Db) {
   return {
-    async insertAccount(name: string, now: number) {
-      return db.insertInto('accounts').values({ name, created_at: now }).returningAll().executeTakeFirstOrThrow();
+    async insertAccount(name: string, now: number, ownerAddress: string | null = null) {
+      return db.insertInto('accounts').values({ name, created_at: now, owner_address: ownerAddress }).returningAll().executeTakeFirstOrThrow();
+    },
+    async findAccountByOwner(ownerAddress: string) {
+      return db.selectFrom('accounts').selectAll().where('owner_address', '=', ownerAddress).executeTakeFirst();
     },
     async findAccount(id: number) {
       return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();

@@ -22,6 +22,12 @@ export interface Account {
   id: number;
   name: string;
   createdAt: Date;
+  /** Lower-case wallet address that owns the account (developer portal), or null. */
+  ownerAddress: string | null;
+}
+
+function toAccount(row: { id: number; name: string; created_at: number; owner_address: string | null }): Account {
+  return { id: row.id, name: row.name, createdAt: new Date(row.created_at), ownerAddress: row.owner_address };
 }
 
 /** What creating or updating a scorer may set; absent fields keep their value (or default). */
@@ -132,14 +138,31 @@ export function accountService(
   }
 
   return {
-    async createAccount(name: string): Promise<Account> {
-      const row = await repo.insertAccount(checkName(name, 'account'), clock());
-      return { id: row.id, name: row.name, createdAt: new Date(row.created_at) };
+    /** `ownerAddress`: the wallet that owns the account (one account per wallet). */
+    async createAccount(name: string, ownerAddress: string | null = null): Promise<Account> {
+      if (ownerAddress !== null && !/^0x[0-9a-f]{40}$/.test(ownerAddress)) {
+        throw new AppError('invalid_address', 'The owner must be 0x followed by 40 lower-case hexadecimal digits.');
+      }
+      if (ownerAddress !== null && (await repo.findAccountByOwner(ownerAddress))) {
+        throw new AppError('invalid_request', `The wallet ${ownerAddress} already owns an account.`);
+      }
+      return toAccount(await repo.insertAccount(checkName(name, 'account'), clock(), ownerAddress));
+    },
+
+    /** The account a wallet owns, or null. */
+    async accountOfOwner(ownerAddress: string): Promise<Account | null> {
+      const row = await repo.findAccountByOwner(ownerAddress);
+      return row ? toAccount(row) : null;
+    },
+
+    async getAccount(id: number): Promise<Account> {
+      const row = await repo.findAccount(id);
+      if (!row) throw new AppError('not_found', `There is no account ${id}.`);
+      return toAccount(row);
     },
 
     async listAccounts(): Promise<Account[]> {
-      const rows = await repo.listAccounts();
-      return rows.map((row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at) }));
+      return (await repo.listAccounts()).map(toAccount);
     },
 
     async hasAnyAccount(): Promise<boolean> {

@@ -24,6 +24,8 @@ function presentedKey(request: FastifyRequest): string | undefined {
 /** An `onRequest` hook that resolves the caller from `X-API-KEY` (or a bearer token). */
 export function apiKeyAuthentication(apiKeys: ApiKeyService) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    // Already authenticated by a developer portal session cookie (src/portal/session-auth.ts).
+    if (request.caller) return;
     request.caller = await apiKeys.authenticate(presentedKey(request));
   };
 }

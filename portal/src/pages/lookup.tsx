@@ -1,0 +1,91 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorText, type Scorer } from '../api.js';
+
+/** The v2 score of an address (GET /v2/stamps/{scorer_id}/score/{address}). */
+interface V2Score {
+  address: string;
+  score: string;
+  passing_score: boolean;
+  threshold: string;
+  last_score_timestamp: string;
+  expiration_timestamp: string | null;
+  error: string | null;
+  stamps: Record<string, { score: string; dedup: boolean; expiration_date: string }>;
+}
+
+export function LookupPage() {
+  const [scorers, setScorers] = useState<Scorer[]>([]);
+  const [scorer, setScorer] = useState('');
+  const [address, setAddress] = useState('');
+  const [result, setResult] = useState<V2Score | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  useEffect(() => {
+    api<{ items: Scorer[] }>('GET', '/v2/account/scorers').then((r) => {
+      setScorers(r.items);
+      setScorer(r.items[0]?.id ?? '');
+    }, (e) => setProblem(errorText(e)));
+  }, []);
+
+  async function lookUp(event: Event) {
+    event.preventDefault();
+    setProblem(null);
+    setResult(null);
+    setBusy(true);
+    try {
+      // Scores the address now from its stored stamps, as an integrator's v2 read does.
+      setResult(await api<V2Score>('GET', `/v2/stamps/${scorer}/score/${address.trim().toLowerCase()}`));
+    } catch (error) {
+      setProblem(errorText(error));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const stamps = result ? Object.entries(result.stamps) : [];
+  return (
+    <>
+      {problem && <p role="alert" class="error">{problem}</p>}
+      <form class="card" onSubmit={lookUp} aria-label="Look up an address">
+        <label>
+          Scorer
+          <select value={scorer} onChange={(e) => setScorer(e.currentTarget.value)} required>
+            {scorers.map((s) => <option key={s.id} value={s.id}>{`${s.name} (${s.id})`}</option>)}
+          </select>
+        </label>
+        <label>Address<input required pattern="0[xX][0-9a-fA-F]{40}" placeholder="0x…" value={address} onInput={(e) => setAddress(e.currentTarget.value)} spellcheck={false} autoComplete="off" /></label>
+        <button type="submit" disabled={scorer === '' || busy}>{busy ? 'Scoring…' : 'Look up'}</button>
+      </form>
+      <section aria-live="polite">
+        {result && (
+          <dl class="card facts">
+            <dt>Score</dt><dd data-testid="score">{result.score}</dd>
+            <dt>Passing</dt><dd data-testid="passing">{result.passing_score ? `yes (threshold ${result.threshold})` : `no (threshold ${result.threshold})`}</dd>
+            <dt>Scored</dt><dd>{result.last_score_timestamp}</dd>
+            <dt>Expires</dt><dd>{result.expiration_timestamp ?? '—'}</dd>
+            {result.error && (<><dt>Error</dt><dd>{result.error}</dd></>)}
+          </dl>
+        )}
+        {result && (
+          <div class="table-wrap">
+            <table>
+              <caption>{`Stamps (${stamps.length})`}</caption>
+              <thead><tr><th scope="col">Provider</th><th scope="col">Weight in this score</th><th scope="col">Expires</th></tr></thead>
+              <tbody>
+                {stamps.length === 0 && <tr><td colSpan={3}>No valid stamps.</td></tr>}
+                {stamps.map(([provider, stamp]) => (
+                  <tr key={provider}>
+                    <td>{provider}</td>
+                    <td>{stamp.dedup ? `${stamp.score} (deduplicated)` : stamp.score}</td>
+                    <td>{stamp.expiration_date}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}

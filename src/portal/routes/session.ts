@@ -1,0 +1,126 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app-context.js';
+import { AppError } from '../../errors.js';
+import { errorResponses } from '../../http/errors.js';
+import { registerIpRateLimit } from '../../http/rate-limit.js';
+import { typed } from '../../http/typebox.js';
+import type { Metrics } from '../../metrics.js';
+import { formatScoringTimestamp } from '../../scoring/timestamps.js';
+import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
+import type { PortalSession } from '../portal-sessions.service.js';
+import { sessionCookie } from '../session-auth.js';
+import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';
+
+/** Sign-in attempts and session reads per minute from one client address. */
+export const PORTAL_SIGN_IN_IP_BUDGET = 60;
+
+const open: Record<string, string[]>[] = [];
+const cookieSecurity: Record<string, string[]>[] = [{ portalSession: [] }];
+
+function sessionBody(session: PortalSession) {
+  return {
+    address: session.address,
+    account_id: String(session.accountId),
+    csrf_token: session.csrfToken,
+    expires_at: formatScoringTimestamp(session.expiresAt),
+  };
+}
+
+/** Developer portal sign-in with Ethereum: a nonce, the signed message for a session cookie, the session, sign-out. */
+export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
+  const app = typed(instance);
+  const sessions = ctx.portal.sessions;
+  const siteOf = (request: FastifyRequest) => siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
+  await registerIpRateLimit(app, {
+    name: 'portal',
+    max: PORTAL_SIGN_IN_IP_BUDGET,
+    windowMs: 60_000,
+    redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
+    onRejected: () => metrics?.rateLimitRejected('portal'),
+  });
+
+  app.get(
+    '/v2/account/siwe-nonce',
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'A nonce and the fields of a developer portal sign-in message',
+        description:
+          'Build an EIP-4361 message with these fields, the wallet\'s address, Version 1, Issued At and an Expiration Time, have ' +
+          'the wallet sign it (personal_sign) and send both to POST /v2/account/session. Single-use; expires at `expiresAt`.',
+        security: open,
+        response: { 200: PortalSiweNonce, ...errorResponses(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { ...(await sessions.issueNonce(siteOf(request))), chainIds: ctx.config.siweAllowedChainIds };
+    },
+  );
+
+  app.post(
+    '/v2/account/session',
+    {
+      bodyLimit: 32 * 1024,
+      schema: {
+        tags: ['account'],
+        summary: 'Sign in to the developer portal with Ethereum',
+        description:
+          'Checked like the wallet sign-in (domain byte for byte, URI on this origin, allowed Chain ID, real dates, an Expiration ' +
+          'Time, a single-use nonce from GET /v2/account/siwe-nonce) and the signature must be the message address\'s. The first ' +
+          'sign-in of a wallet creates the account it owns unless PORTAL_SIGNUP=closed (then 403). Sets the session cookie ' +
+          '(httpOnly, SameSite=Lax, Secure over https); the answer carries the CSRF token to send as `X-CSRF-Token` on every ' +
+          'state change. A refused sign-in consumes nothing.',
+        security: open,
+        body: SignInBody,
+        response: { 200: PortalSessionBody, ...errorResponses(400, 403, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { token, session } = await sessions.signIn(request.body, siteOf(request));
+      reply.header('set-cookie', sessionCookie(ctx.config, request, token, ctx.config.portalSessionTtlSeconds));
+      reply.header('cache-control', 'no-store');
+      return sessionBody(session);
+    },
+  );
+
+  app.get(
+    '/v2/account/session',
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'The portal session of the cookie, with its CSRF token',
+        security: cookieSecurity,
+        response: { 200: PortalSessionBody, ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      if (!request.portalSession) throw new AppError('invalid_session', 'Not signed in to the portal (no live session cookie).');
+      reply.header('cache-control', 'no-store');
+      return sessionBody(request.portalSession);
+    },
+  );
+
+  app.delete(
+    '/v2/account/session',
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'Sign out of the portal',
+        description: 'Needs the `X-CSRF-Token` header. The session ends at once and the cookie is cleared.',
+        security: cookieSecurity,
+        response: { 204: Type.Null({ description: 'Signed out.' }), ...errorResponses(401, 403, 429) },
+      },
+    },
+    async (request, reply) => {
+      if (!request.portalSession || request.portalToken === undefined) {
+        throw new AppError('invalid_session', 'Not signed in to the portal (no live session cookie with its X-CSRF-Token).');
+      }
+      await sessions.signOut(request.portalToken);
+      reply.header('set-cookie', sessionCookie(ctx.config, request, '', 0));
+      return reply.code(204).send(null);
+    },
+  );
+}

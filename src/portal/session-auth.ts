@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../config/index.js';
+import { AppError } from '../errors.js';
+import type { Caller } from '../scoring/accounts/api-keys.service.js';
+import { permissionNames } from '../scoring/accounts/permissions.js';
+import { isCsrfTokenOf, type PortalSession, type PortalSessionService } from './portal-sessions.service.js';
+import type { UsageCounter } from './usage-counter.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The portal session of the request's cookie, when it authenticated the request. */
+    portalSession?: PortalSession;
+    /** Its cookie token (sign-out needs it). */
+    portalToken?: string;
+  }
+}
+
+export const PORTAL_COOKIE = 'stampgate_portal';
+export const CSRF_HEADER = 'x-csrf-token';
+/** The rate-limit tier of a portal session's requests (its own budget, apart from every key's). */
+export const PORTAL_SESSION_TIER = 2;
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The value of one cookie of a `Cookie` header, or undefined. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** This service's origin as browsers see it: PUBLIC_BASE_URL's, else the request's scheme and Host. */
+export function ownOrigin(config: Config, request: FastifyRequest): string {
+  try {
+    return new URL(config.publicBaseUrl ?? `${request.protocol}://${request.host}`).origin;
+  } catch {
+    throw new AppError('invalid_request', 'The request\'s Host header does not name a valid host.');
+  }
+}
+
+/** `Set-Cookie` of the session: httpOnly, SameSite=Lax, Secure over https and always in production. */
+export function sessionCookie(config: Config, request: FastifyRequest, token: string, maxAgeSeconds: number): string {
+  const secure = config.env === 'production' || ownOrigin(config, request).startsWith('https:');
+  return `${PORTAL_COOKIE}=${token}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * What the API routes see of a portal session: the account owner, every permission, a budget of
+ * its own. Its key id is minus the account id: never a real key's, and distinct per account for
+ * anything counted per key (batch quotas); usage counting skips it.
+ */
+function sessionCaller(session: PortalSession): Caller {
+  return { keyId: -session.accountId, accountId: session.accountId, prefix: `portal-${session.accountId}`, tier: PORTAL_SESSION_TIER, permissions: permissionNames };
+}
+
+/**
+ * A portal session cookie authenticates a request to the HTTP API like an API key of its
+ * account (an `X-API-KEY` or `Authorization` header always wins). CSRF defence on top of the
+ * SameSite=Lax cookie: a state change (anything but GET/HEAD/OPTIONS) is authenticated by the
+ * cookie only when it carries the session's CSRF token in `X-CSRF-Token` and the browser's
+ * `Origin` is this service's own; without the header the cookie is ignored (the request is
+ * anonymous), with a wrong one it is refused (403 `csrf_rejected`).
+ */
+export function registerPortalSessionAuth(app: FastifyInstance, config: Config, sessions: PortalSessionService): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) return;
+    // The page's own files need no session (nor the database).
+    if (request.url.startsWith('/portal')) return;
+    const token = readCookie(request.headers.cookie, PORTAL_COOKIE);
+    if (token === undefined) return;
+    const unsafe = !safeMethods.has(request.method);
+    const presented = request.headers[CSRF_HEADER];
+    if (unsafe && presented === undefined) return;
+    const session = await sessions.resolve(token);
+    if (!session) return;
+    if (unsafe) {
+      const expected = ownOrigin(config, request);
+      if (request.headers.origin !== expected) {
+        throw new AppError('csrf_rejected', `A portal request that changes something must come from ${expected} (its Origin header is ${request.headers.origin === undefined ? 'missing' : 'another site'}).`);
+      }
+      if (typeof presented !== 'string' || !isCsrfTokenOf(token, presented)) {
+        throw new AppError('csrf_rejected', 'The X-CSRF-Token header is not this session\'s; reload the portal.');
+      }
+    }
+    request.portalSession = session;
+    request.portalToken = token;
+    request.caller = sessionCaller(session);
+  });
+}
+
+/** Counts every request an API key made (including its 429s) once it is answered. */
+export function registerUsageCounting(app: FastifyInstance, usage: UsageCounter): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const caller = request.caller;
+    if (caller && caller.keyId > 0) usage.record(caller.keyId, reply.statusCode === 429);
+  });
+}
