@@ -157,13 +157,20 @@ export async function createAppContext(config: Config, database: Database, optio
     redis,
     redisWatch,
     signals,
+    /**
+     * Stops the webhook and batch workers (no new claims; work in hand finishes). Shutdown calls it at
+     * once, beside the HTTP drain, so that a delivery or chunk started during the drain cannot outlast
+     * the shutdown budget and leave its lease held. The scoring worker keeps running until close():
+     * submissions answered during the drain are scored.
+     */
+    async stopBackgroundWork(): Promise<void> {
+      await Promise.all([webhooks.worker.stop(), batches.worker.stop()]);
+    },
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       await scores.drain();
       await portal.usage.stop();
-      await worker.stop();
-      await webhooks.worker.stop();
-      await batches.worker.stop();
+      await Promise.all([worker.stop(), webhooks.worker.stop(), batches.worker.stop()]);
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();

@@ -27,30 +27,32 @@ export function scoreEventFeed(database: Database) {
   const { db } = database;
 
   async function render(rows: ScoreEventRow[], reader: Db = db): Promise<ScoreEventPayload[]> {
-    return Promise.all(
-      rows.map(async (row) => {
-        let scoredAt = Number(row.created_at);
-        if (row.type !== 'score.updated') {
-          const scoring = await reader
-            .selectFrom('score_events')
-            .select('created_at')
-            .where('scorer_id', '=', row.scorer_id)
-            .where('address', '=', row.address)
-            .where('type', '=', 'score.updated')
-            .where('id', '<', row.id)
-            .orderBy('id', 'desc')
-            .limit(1)
-            .executeTakeFirst();
-          if (scoring) scoredAt = Number(scoring.created_at);
-        }
-        return {
-          ...eventToV2Score({ ...row, created_at: scoredAt }),
-          scorer_id: row.scorer_id,
-          event_id: String(row.id),
-          type: row.type,
-        };
-      }),
-    );
+    // One at a time: a page holds up to 1000 rows, and a query per expiring row all at once would take
+    // every pooled connection from other requests.
+    const payloads: ScoreEventPayload[] = [];
+    for (const row of rows) {
+      let scoredAt = Number(row.created_at);
+      if (row.type !== 'score.updated') {
+        const scoring = await reader
+          .selectFrom('score_events')
+          .select('created_at')
+          .where('scorer_id', '=', row.scorer_id)
+          .where('address', '=', row.address)
+          .where('type', '=', 'score.updated')
+          .where('id', '<', row.id)
+          .orderBy('id', 'desc')
+          .limit(1)
+          .executeTakeFirst();
+        if (scoring) scoredAt = Number(scoring.created_at);
+      }
+      payloads.push({
+        ...eventToV2Score({ ...row, created_at: scoredAt }),
+        scorer_id: row.scorer_id,
+        event_id: String(row.id),
+        type: row.type,
+      });
+    }
+    return payloads;
   }
 
   return {

@@ -121,6 +121,16 @@ describe.each(databaseKinds)('webhook endpoint routes on %s', (kind) => {
     expect(await t.ctx.database.db.selectFrom('webhook_endpoints').selectAll().execute()).toEqual([]);
   });
 
+  it('refuses a key with create_scorers but without read_scores (an endpoint receives every score)', async () => {
+    const accountId = (await t.ctx.database.db.selectFrom('scorers').select('account_id').where('id', '=', scorerId).executeTakeFirstOrThrow()).account_id;
+    const managerOnly = await t.ctx.apiKeys.create(accountId, { permissions: ['submit_passports', 'create_scorers'] });
+    const res = await register(undefined, managerOnly.key);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ code: 'permission_denied' });
+    expect(res.json().detail).toContain('read_scores');
+    expect(await t.ctx.database.db.selectFrom('webhook_endpoints').selectAll().execute()).toEqual([]);
+  });
+
   it.each([
     [{ url: 'ftp://127.0.0.1/x', events: ['score.updated'] }, 'invalid_webhook_url'],
     [{ url: 'http://user:pw@127.0.0.1/x', events: ['score.updated'] }, 'invalid_webhook_url'],

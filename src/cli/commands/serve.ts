@@ -79,7 +79,7 @@ export function serveCommand(program: Command, io: CliIo): void {
       await shutdown.shutDown(async () => {
         server.log.info('shutting down');
         // Waiting submissions answer with what they have now, rather than when their wait ends.
-        await Promise.all([drainServer(server, lifecycle, config.shutdownTimeoutMs), context.scores.drain()]);
+        await Promise.all([drainServer(server, lifecycle, config.shutdownTimeoutMs), context.scores.drain(), context.stopBackgroundWork()]);
         await context.close();
         server.log.info('shut down');
       }, config.shutdownTimeoutMs + 5000);

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 import { type DialectName, timeColumnType } from '../dialect.js';
 
 /**
@@ -63,7 +63,8 @@ async function backfill(db: Kysely<any>): Promise<void> {
       .limit(BATCH);
     if (after) {
       const { scorer_id, address } = after;
-      query = query.where((eb) => eb.or([eb('s.scorer_id', '>', scorer_id), eb.and([eb('s.scorer_id', '=', scorer_id), eb('s.address', '>', address)])]));
+      // A row value, so that both databases use it as an index bound (an OR of the two parts is not).
+      query = query.where(sql<boolean>`(s.scorer_id, s.address) > (${scorer_id}, ${address})`);
     }
     const rows = await query.execute();
     if (rows.length === 0) return;

@@ -56,6 +56,8 @@ export function webhookRoutes(instance: FastifyInstance, ctx: AppContext): void 
     },
     async (request, reply) => {
       const caller = requirePermission(request, 'create_scorers');
+      // An endpoint receives every score of the scorer: a key that may not read scores may not register one.
+      requirePermission(request, 'read_scores');
       const created = await service.register(caller.accountId, Number(request.params.scorer_id), request.body);
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
