@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,9 @@ import { giveStamps, testWallet } from '../helpers/stamps.js';
  * The developer portal end to end in Debian's Chromium (headless, driven by playwright-core):
  * a test wallet (EIP-1193, a viem account) injected into the page signs in, creates a scorer
  * and a key, copies the key, uses it to submit an address, and sees the usage chart move.
- * The sqlite run saves a screenshot of every page at a phone and a desktop size in docs/portal/.
+ * The sqlite run saves a screenshot of every page at a phone and a desktop size: in a temporary folder, or in
+ * PORTAL_SCREENSHOTS_DIR (`PORTAL_SCREENSHOTS_DIR=docs/portal` refreshes the README's pictures), so that a test
+ * run leaves the checkout as it was.
  */
 
 // Functions passed to page.evaluate run in the page, where these exist; this file is typed for Node.
@@ -27,7 +29,7 @@ const phone = { width: 390, height: 844 };
 /** expect.poll with room for a busy CI machine (its default gives up after a second). */
 const poll = <T>(read: () => T | Promise<T>, options: { timeout?: number } = {}) => expect.poll(read, { interval: 50, timeout: 15_000, ...options });
 const desktop = { width: 1280, height: 860 };
-const screenshotDir = join(import.meta.dirname, '../../docs/portal');
+const screenshotDir = process.env.PORTAL_SCREENSHOTS_DIR ? resolve(process.env.PORTAL_SCREENSHOTS_DIR) : mkdtempSync(join(tmpdir(), 'stampgate-portal-shots-'));
 const assetsDir = mkdtempSync(join(tmpdir(), 'stampgate-portal-ui-'));
 let browser: Browser;
 // Under CI the browser is mandatory (.ci/run installs it); a local run without it says so and skips.
@@ -48,6 +50,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     rmSync(assetsDir, { recursive: true, force: true });
+    if (!process.env.PORTAL_SCREENSHOTS_DIR) rmSync(screenshotDir, { recursive: true, force: true });
   });
 
   /**
@@ -157,6 +160,7 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       if (screenshots) {
         mkdirSync(screenshotDir, { recursive: true });
         await page.screenshot({ path: join(screenshotDir, `${name}-phone.png`), fullPage: true });
+        expect(statSync(join(screenshotDir, `${name}-phone.png`)).size, `${name}: phone screenshot`).toBeGreaterThan(1000);
       }
       await page.setViewportSize(desktop);
       if (screenshots) await page.screenshot({ path: join(screenshotDir, `${name}-desktop.png`), fullPage: true });
