@@ -7,7 +7,7 @@ import { parseSiweMessageStrict } from '../scoring/wallet/siwe.js';
 import type { SiweNonceOffer, SiweSite } from '../scoring/wallet/wallet-sessions.service.js';
 import type { PortalSignup } from '../config/portal.js';
 import type { PortalRepository } from './portal.repository.js';
-import { checkSiweFields } from './siwe-checks.js';
+import { checkSiweFields } from '../scoring/wallet/siwe-checks.js';
 
 export const PORTAL_SIWE_STATEMENT = 'Sign in to the Stampgate developer portal to manage your scorers and API keys.';
 

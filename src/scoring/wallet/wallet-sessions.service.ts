@@ -4,6 +4,7 @@ import { DEFAULT_MAX_SIGNATURE_BYTES } from '../../chain/wallet-signatures.js';
 import { AppError } from '../../errors.js';
 import { formatScoringTimestamp } from '../timestamps.js';
 import { parseSiweMessageStrict } from './siwe.js';
+import { checkSiweFields } from './siwe-checks.js';
 import type { WalletRepository } from './wallet.repository.js';
 
 /** Where this service is reached, which a sign-in message must name. */
@@ -58,36 +59,13 @@ export interface SessionOptions {
 export const SIWE_STATEMENT = 'Sign in to Stampgate to add, replace and delete the stamps of this wallet.';
 /** The chain offered and, unless SIWE_ALLOWED_CHAIN_IDS says otherwise, the only one accepted. */
 export const SIWE_CHAIN_ID = 1;
-/** How far a message's Issued At and Not Before may lie ahead of our clock. */
-export const SIWE_CLOCK_SKEW_MS = 5 * 60_000;
+export { SIWE_CLOCK_SKEW_MS } from './siwe-checks.js';
 // Expired nonces and sessions are swept now and then rather than on every issue.
 const sweepEvery = 200;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex');
-}
-
-/**
- * Whether `uri` is on `origin`, compared as text: the URI must begin with the origin exactly
- * as this service spells it, followed by its end, a path, a query or a fragment. Comparing
- * parsed URLs would let `http://0x7f000001/` or `http://%31%32%37.0.0.1/` stand for
- * `http://127.0.0.1`, and `https://user@host/` for `https://host`.
- */
-function isOnOrigin(uri: string, origin: string): boolean {
-  if (!uri.startsWith(origin)) return false;
-  const rest = uri.slice(origin.length);
-  if (rest !== '' && !/^[/?#]/.test(rest)) return false;
-  try {
-    const url = new URL(uri);
-    return url.origin === origin && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
-
-function siweRefusal(detail: string): AppError {
-  return new AppError('invalid_siwe_message', detail);
 }
 
 /**
@@ -130,32 +108,8 @@ export function walletSessionService(repo: WalletRepository, options: SessionOpt
      */
     async signIn(input: { message: string; signature: string }, site: SiweSite): Promise<{ token: string; address: string; expiresAt: string }> {
       const fields = parseSiweMessageStrict(input.message);
-      // Byte for byte: the domain the wallet showed its owner is the one this service offers.
-      if (fields.domain !== site.host) {
-        throw siweRefusal(`The message is for "${fields.domain}", not for this service ("${site.host}").`);
-      }
-      if (fields.scheme !== undefined && `${fields.scheme}:` !== site.protocol) {
-        throw siweRefusal(`The message's scheme "${fields.scheme}" is not this service's (${site.protocol.slice(0, -1)}).`);
-      }
-      if (!isOnOrigin(fields.uri, site.origin)) {
-        throw siweRefusal(`The message's URI must be on ${site.origin}, written as such, without user information.`);
-      }
-      if (!allowedChainIds.includes(fields.chainId)) {
-        throw siweRefusal(`The message's Chain ID ${fields.chainId} is not accepted here (accepted: ${allowedChainIds.join(', ')}).`);
-      }
       const now = clock();
-      if (fields.issuedAt.getTime() > now + SIWE_CLOCK_SKEW_MS) {
-        throw siweRefusal('The message\'s Issued At lies in the future.');
-      }
-      if (fields.expirationTime === undefined) {
-        throw siweRefusal('The message must have an Expiration Time.');
-      }
-      if (fields.expirationTime.getTime() <= now) {
-        throw siweRefusal(`The message expired at ${fields.expirationTime.toISOString()}.`);
-      }
-      if (fields.notBefore !== undefined && fields.notBefore.getTime() > now + SIWE_CLOCK_SKEW_MS) {
-        throw siweRefusal(`The message is not valid before ${fields.notBefore.toISOString()}.`);
-      }
+      checkSiweFields(fields, site, allowedChainIds, now);
       ownership.checkShape(input.signature);
       if (!(await repo.isNonceUsable(fields.nonce, now))) {
         throw new AppError('invalid_nonce', 'The message\'s nonce is unknown, expired or already used; get a new one from GET /registry/wallet/siwe-nonce.');

@@ -1,15 +1,19 @@
-import { AppError } from '../errors.js';
-import type { SiweFields } from '../scoring/wallet/siwe.js';
-import { SIWE_CLOCK_SKEW_MS, type SiweSite } from '../scoring/wallet/wallet-sessions.service.js';
+import { AppError } from '../../errors.js';
+import type { SiweFields } from './siwe.js';
+import type { SiweSite } from './wallet-sessions.service.js';
+
+/** How far a message's Issued At and Not Before may lie ahead of our clock. */
+export const SIWE_CLOCK_SKEW_MS = 5 * 60_000;
 
 function refuse(detail: string): never {
   throw new AppError('invalid_siwe_message', detail);
 }
 
 /**
- * Whether `uri` is on `origin`, compared as text (as the wallet sign-in does): the URI must
- * begin with the origin exactly as this service spells it, then end or go on with a path,
- * query or fragment, and carry no user information.
+ * Whether `uri` is on `origin`, compared as text: the URI must begin with the origin exactly
+ * as this service spells it, followed by its end, a path, a query or a fragment. Comparing
+ * parsed URLs would let `http://0x7f000001/` or `http://%31%32%37.0.0.1/` stand for
+ * `http://127.0.0.1`, and `https://user@host/` for `https://host`.
  */
 function isOnOrigin(uri: string, origin: string): boolean {
   if (!uri.startsWith(origin)) return false;
@@ -23,8 +27,8 @@ function isOnOrigin(uri: string, origin: string): boolean {
 }
 
 /**
- * The strict EIP-4361 checks of decisions.md "Security baseline", in the wallet sign-in's
- * order: domain byte for byte, scheme, URI on this origin, an allowed Chain ID, Issued At not
+ * The strict EIP-4361 checks of decisions.md "Security baseline", shared by the wallet sign-in
+ * and the portal's sign-in, in this order: domain byte for byte, scheme, URI on this origin, an allowed Chain ID, Issued At not
  * ahead, an Expiration Time not past, Not Before respected. Cheap: no database, no signature.
  */
 export function checkSiweFields(fields: SiweFields, site: SiweSite, allowedChainIds: readonly number[], now: number): void {
