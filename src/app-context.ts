@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config/index.js';
 import { jobSignals } from './db/job-signals.js';
+import { PostgresNotices, postgresBusTransport } from './db/pg-notices.js';
 import { connectRedis, RedisWatch, redisTransport } from './db/redis.js';
 import { EventBus, inProcessTransport } from './events/bus.js';
 import { ScoreReadCache } from './scoring/scores/score-read-cache.js';
@@ -56,11 +57,21 @@ const submitPollMs = 50;
 export async function createAppContext(config: Config, database: Database, options: ContextOptions = {}) {
   const log = options.log ?? silentLog;
   const redisWatch = config.redisUrl ? new RedisWatch(log) : null;
-  const bus = new EventBus(config.redisUrl && redisWatch ? redisTransport(config.redisUrl, redisWatch) : inProcessTransport());
+  // One LISTEN connection per PostgreSQL process carries job wake-ups, and the bus when there is no Redis.
+  const notices = database.dialect === 'postgres' ? new PostgresNotices(database, log) : null;
+  const bus = new EventBus(
+    config.redisUrl && redisWatch
+      ? redisTransport(config.redisUrl, redisWatch)
+      : notices
+        ? postgresBusTransport(notices, database)
+        : inProcessTransport(),
+  );
   // Rate-limit budgets need Redis only where HTTP is served.
   const redis = config.redisUrl && redisWatch && options.http ? connectRedis(config.redisUrl, redisWatch) : null;
   // Scoring jobs announce themselves through the database, never through Redis.
-  const signals = jobSignals(database, log);
+  const signals = jobSignals(database, notices);
+  // An HTTP process hears the others from the start: the score cache trusts itself only then.
+  if (options.http) void notices?.listen();
   const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
   // The development issuer exists only in development; production never creates or trusts it.
   const devIssuerKey = config.env === 'development' ? await loadOrCreateIssuerKey(config.dataDir) : null;
@@ -83,7 +94,13 @@ export async function createAppContext(config: Config, database: Database, optio
     maxValues: config.credentialMaxValues,
   };
   const verifier = new CredentialVerifier({ cacheSize: config.credentialCacheSize, limits: credentialLimits });
-  const scoreReadCache = new ScoreReadCache({ ttlMs: config.scoreCacheTtlMs, maxEntries: config.scoreCacheMaxEntries });
+  const scoreReadCache = new ScoreReadCache({
+    ttlMs: config.scoreCacheTtlMs,
+    maxEntries: config.scoreCacheMaxEntries,
+    // SQLite: other processes' commits show in the file's change counter (whatever the bus is);
+    // PostgreSQL: only the bus (Redis or LISTEN/NOTIFY) tells, while its connection is up.
+    epoch: database.writesElsewhere ?? (() => bus.generation()),
+  });
   const scoreWritten = (scorerId: number, address: string) => bus.publish('scoreChanged', { scorerId, address });
   const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten);
   const jobs = scoringJobsRepository(database, v2.events);
@@ -189,6 +206,7 @@ export async function createAppContext(config: Config, database: Database, optio
     jobs,
     worker,
     scores,
+    scoreReadCache,
     v2,
     webhooks,
     batches,

@@ -97,9 +97,9 @@ export const scoringSettings: Settings<ScoringConfig> = {
     key: 'scoreCacheTtlMs',
     name: 'SCORE_CACHE_TTL_MS',
     description:
-      'How long a finished score (DONE or ERROR) is answered from memory by the single-score read (0 disables). Every score write is announced on the process bus before it is acknowledged; across processes that needs REDIS_URL, so leave it 0 for several processes without Redis',
-    defaultText: '0',
-    parse: integer('SCORE_CACHE_TTL_MS', 0, 3_600_000, 0),
+      'How long a finished score (DONE or ERROR) may be answered from memory by the single-score read (0 disables). Not what keeps it right: every score write is announced to every process before it is acknowledged (SQLite: the database file tells; PostgreSQL: Redis, or LISTEN/NOTIFY without Redis), and while a process cannot hear the others it reads the database',
+    defaultText: '60000',
+    parse: integer('SCORE_CACHE_TTL_MS', 0, 3_600_000, 60_000),
   },
 
   scoreCacheMaxEntries: {

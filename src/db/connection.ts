@@ -31,6 +31,12 @@ export interface Database {
    * waits for the connection like any query (never runs inside another's transaction).
    */
   readArrays?: (query: CompiledQuery) => Promise<RowArrays>;
+  /**
+   * SQLite only: a number that changes whenever another connection (another process) has
+   * committed to the database file since the last call (`PRAGMA data_version`); this
+   * connection's own commits leave it unchanged. A read of shared memory, no I/O.
+   */
+  writesElsewhere?: () => number;
 }
 
 export interface RowArrays {
@@ -117,7 +123,9 @@ function openSqlite(url: string, options: OpenOptions): Database {
     log: observeQueries(availability),
   });
   const readArrays = arrayReader(sqlite, db);
-  return { db, dialect: 'sqlite', availability, url, close: () => db.destroy(), readArrays };
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
+  const writesElsewhere = () => dataVersion.get() as number;
+  return { db, dialect: 'sqlite', availability, url, close: () => db.destroy(), readArrays, writesElsewhere };
 }
 
 /**

@@ -73,6 +73,8 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
     setTimeout(resolve, 2000).unref();
   });
   let subscriber: Redis | null = null;
+  // Bumped at every (re)subscription: messages published while the subscriber was away are gone.
+  let subscriptions = 0;
   return {
     async send(message) {
       deliver(message);
@@ -91,6 +93,10 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
       subscriber = new Redis(redisUrl, { retryStrategy: (attempt) => Math.min(attempt * 200, 2000), maxRetriesPerRequest: null });
       subscriber.on('error', (error: Error) => watch.lost(error));
       subscriber.on('ready', () => watch.back());
+      // ioredis subscribes again by itself after a reconnection; the count only tells caches it happened.
+      subscriber.on('ready', () => {
+        subscriptions += 1;
+      });
       subscriber.on('message', (_channel: string, text: string) => {
         try {
           const { from, ...event } = JSON.parse(text) as { from?: string };
@@ -100,6 +106,9 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
         }
       });
       void subscriber.subscribe(channel).catch((error: Error) => watch.lost(error));
+    },
+    generation() {
+      return subscriber?.status === 'ready' && publisher.status === 'ready' ? subscriptions : null;
     },
     async close() {
       publisher.disconnect();

@@ -41,6 +41,12 @@ const eventOfTopic = new Map(Object.entries(wire).map(([event, { topic }]) => [t
 export interface BusTransport {
   send(message: string): Promise<void>;
   receive(handler: (message: string) => void): void;
+  /**
+   * Null while events from other processes cannot arrive (the connection is down); otherwise a
+   * number that changes whenever some may have been missed (each reconnection). A cache that
+   * relies on hearing every change trusts itself only while this stays the same number.
+   */
+  generation(): number | null;
   close(): Promise<void>;
 }
 
@@ -65,6 +71,11 @@ export class EventBus {
     this.transport.receive((message) => this.deliver(message));
   }
 
+  /** See BusTransport.generation. */
+  generation(): number | null {
+    return this.transport.generation();
+  }
+
   async close(): Promise<void> {
     await this.transport.close();
   }
@@ -83,7 +94,10 @@ export class EventBus {
   }
 }
 
-/** Only this process hears its events (no REDIS_URL: the caches' TTLs bound staleness elsewhere). */
+/**
+ * Only this process hears its events: SQLite without REDIS_URL (the score cache notices other
+ * processes' writes through the database file itself; other caches' TTLs bound staleness there).
+ */
 export function inProcessTransport(): BusTransport {
   const receivers: ((message: string) => void)[] = [];
   return {
@@ -91,6 +105,7 @@ export function inProcessTransport(): BusTransport {
       for (const receiver of receivers) receiver(message);
     },
     receive: (handler) => void receivers.push(handler),
+    generation: () => 0,
     close: async () => {},
   };
 }

@@ -6,6 +6,13 @@ export interface ScoreReadCacheOptions {
   ttlMs: number;
   /** Most entries kept (SCORE_CACHE_MAX_ENTRIES); the oldest go first. */
   maxEntries: number;
+  /**
+   * Whether this process hears every score write of the others right now: null when it cannot
+   * (the notice connection is down: nothing is served from memory), else a number that changes
+   * whenever writes may have been missed or made unseen (the cache is emptied). On SQLite it is
+   * the database file's change counter, on PostgreSQL the notice connection's generation.
+   */
+  epoch?: () => number | null;
   clock?: () => number;
 }
 
@@ -23,19 +30,24 @@ interface Entry {
  * `scoreChanged` on the bus after it commits and before it is acknowledged (the submission's
  * answer, the job's settled signal, the v2 response), and every process drops its entry on
  * hearing it. A read that raced an invalidation is not stored (a generation counter, taken
- * before the read), so a slow read of the old row can never put it back.
+ * before the read), so a slow read of the old row can never put it back. Other processes' writes
+ * are seen through `epoch`: while it cannot vouch for them the cache is bypassed, and when it
+ * moves (another SQLite process committed, the notice connection came back) it is emptied.
  */
 export class ScoreReadCache {
   readonly #entries = new Map<string, Entry>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #clock: () => number;
+  readonly #epochOf: () => number | null;
+  #epoch: number | null = null;
   #generation = 0;
 
   constructor(options: ScoreReadCacheOptions) {
     this.#ttlMs = options.ttlMs;
     this.#maxEntries = options.maxEntries;
     this.#clock = options.clock ?? Date.now;
+    this.#epochOf = options.epoch ?? (() => 0);
   }
 
   get enabled(): boolean {
@@ -44,7 +56,18 @@ export class ScoreReadCache {
 
   /** Taken before reading the row that `store` will be given. */
   get generation(): number {
+    this.#sync();
     return this.#generation;
+  }
+
+  /** False while the cache cannot be trusted (see `epoch`); empties it when the epoch moved. */
+  #sync(): boolean {
+    const epoch = this.#epochOf();
+    if (epoch === this.#epoch && epoch !== null) return true;
+    this.#epoch = epoch;
+    this.#generation += 1;
+    this.#entries.clear();
+    return epoch !== null;
   }
 
   get size(): number {
@@ -53,6 +76,7 @@ export class ScoreReadCache {
 
   /** The body for this caller's account, when held and fresh. */
   lookup(scorerId: number, address: string, accountId: number): Buffer | undefined {
+    if (!this.enabled || !this.#sync()) return undefined;
     const entry = this.#entries.get(keyOf(scorerId, address));
     if (!entry || entry.accountId !== accountId) return undefined;
     if (entry.expiresAt <= this.#clock()) {
@@ -65,7 +89,7 @@ export class ScoreReadCache {
   /** The body of `row`; kept when finished and no invalidation happened since `generation`. */
   store(generation: number, accountId: number, row: ScoreRow): Buffer {
     const body = Buffer.from(singleScoreJson(row), 'utf8');
-    if (!this.enabled || generation !== this.#generation || (row.status !== 'DONE' && row.status !== 'ERROR')) return body;
+    if (!this.enabled || !this.#sync() || generation !== this.#generation || (row.status !== 'DONE' && row.status !== 'ERROR')) return body;
     const key = keyOf(row.scorer_id, row.address);
     this.#entries.delete(key);
     while (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);

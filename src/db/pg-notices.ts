@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { BusTransport } from '../events/bus.js';
+import type { Database } from './connection.js';
+
+interface NoticeLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+const firstRetryMs = 500;
+const longestRetryMs = 5000;
+
+/**
+ * PostgreSQL LISTEN/NOTIFY between the processes of one database: one dedicated listening
+ * connection per process, reconnected with backoff when it drops, carrying several topics
+ * (scoring-job wake-ups, the process bus). Channels are per schema, so that databases shared
+ * by several schemas (tests) stay apart. A process never hears its own notices (it delivers
+ * those itself, at once).
+ *
+ * `generation` tells a cache whether it can trust what it has not heard: null while not
+ * listening (notices sent meanwhile are lost), and a new number after every (re)connection.
+ */
+export class PostgresNotices {
+  readonly #database: Database;
+  readonly #log: NoticeLog;
+  readonly #self = randomUUID();
+  readonly #handlers = new Map<string, ((payload: string) => void)[]>();
+  readonly #restored: (() => void)[] = [];
+  #client: pg.Client | null = null;
+  #closed = false;
+  #listening = false;
+  #generation = 0;
+  #retryMs = firstRetryMs;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #lostAt: number | null = null;
+  #started: Promise<void> | null = null;
+  // channel → topic, of the connection now listening
+  #channels = new Map<string, string>();
+  #schema = 'public';
+
+  constructor(database: Database, log: NoticeLog) {
+    this.#database = database;
+    this.#log = log;
+  }
+
+  /** Null while notices from other processes cannot arrive; changes whenever some may have been missed. */
+  get generation(): number | null {
+    return this.#listening ? this.#generation : null;
+  }
+
+  /** Hears `topic` from the other processes. */
+  on(topic: string, handler: (payload: string) => void): void {
+    const list = this.#handlers.get(topic);
+    if (list) {
+      list.push(handler);
+      return;
+    }
+    this.#handlers.set(topic, [handler]);
+    const client = this.#client;
+    if (client && this.#listening) {
+      const channel = channelOf(topic, this.#schema);
+      this.#channels.set(channel, topic);
+      client.query(`listen "${channel}"`).catch((error: unknown) => client.emit('error', error));
+    }
+  }
+
+  /** Runs after every (re)connection: what was sent meanwhile is gone, so look again. */
+  onRestored(handler: () => void): void {
+    this.#restored.push(handler);
+  }
+
+  /** Sends `payload` on `topic` to every other process (after the statement commits). */
+  async notify(topic: string, payload: string): Promise<void> {
+    await sql`select pg_notify(${`stampgate_${topic}_`} || current_schema(), ${`${this.#self} ${payload}`})`.execute(this.#database.db);
+  }
+
+  /** Starts hearing other processes; resolves after the first attempt, whether it connected or will try again. */
+  listen(): Promise<void> {
+    this.#started ??= this.#connect();
+    return this.#started;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listening = false;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    const client = this.#client;
+    this.#client = null;
+    await client?.end().catch(() => {});
+  }
+
+  #lost(error: unknown): void {
+    this.#listening = false;
+    if (this.#closed || this.#retryTimer) return;
+    if (this.#lostAt === null) {
+      this.#lostAt = Date.now();
+      this.#log.warn({ err: (error as Error)?.message }, 'notices from other processes lost (job wake-ups, cache invalidations); polling and no score cache until the connection is back');
+    }
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      void this.#connect();
+    }, this.#retryMs);
+    this.#retryTimer.unref();
+    this.#retryMs = Math.min(this.#retryMs * 2, longestRetryMs);
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
+    const client = new pg.Client({ connectionString: this.#database.url, connectionTimeoutMillis: 5000, keepAlive: true });
+    this.#client = client;
+    // Every fault of this connection ends here: never an unhandled 'error' event.
+    client.on('error', (error) => {
+      client.end().catch(() => {});
+      if (this.#client === client) this.#lost(error);
+    });
+    client.on('end', () => {
+      if (this.#client === client) this.#lost(new Error('connection ended'));
+    });
+    client.on('notification', (message) => this.#deliver(message.channel, message.payload ?? ''));
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ schema: string }>('select current_schema() as schema');
+      const schema = rows[0]?.schema ?? 'public';
+      this.#schema = schema;
+      for (const topic of this.#handlers.keys()) await client.query(`listen "${channelOf(topic, schema)}"`);
+      if (this.#closed || this.#client !== client) {
+        await client.end().catch(() => {});
+        return;
+      }
+      this.#channels = new Map([...this.#handlers.keys()].map((topic) => [channelOf(topic, schema), topic]));
+      this.#generation += 1;
+      this.#listening = true;
+      this.#retryMs = firstRetryMs;
+      if (this.#lostAt !== null) {
+        this.#log.info({ outageMs: Date.now() - this.#lostAt }, 'notices from other processes restored');
+        this.#lostAt = null;
+      }
+      for (const restored of this.#restored) restored();
+    } catch (error) {
+      client.end().catch(() => {});
+      if (this.#client === client) this.#lost(error);
+    }
+  }
+
+  #deliver(channel: string, text: string): void {
+    const topic = this.#channels.get(channel);
+    const space = text.indexOf(' ');
+    if (topic === undefined || space < 0 || text.slice(0, space) === this.#self) return;
+    const payload = text.slice(space + 1);
+    for (const handler of this.#handlers.get(topic) ?? []) handler(payload);
+  }
+}
+
+const channelOf = (topic: string, schema: string) => `stampgate_${topic}_${schema}`.slice(0, 63);
+
+/**
+ * The process bus over LISTEN/NOTIFY (PostgreSQL without REDIS_URL): a message is delivered here
+ * at once and sent to every other process through the database, as the Redis transport does.
+ */
+export function postgresBusTransport(notices: PostgresNotices, database: Database): BusTransport {
+  const receivers: ((message: string) => void)[] = [];
+  const deliver = (message: string) => {
+    for (const receiver of receivers) receiver(message);
+  };
+  return {
+    async send(message) {
+      deliver(message);
+      // Awaited: the write it announces is acknowledged only once the notice is on its way.
+      await notices.notify('bus', message).catch((error: unknown) => database.availability.observe(error));
+    },
+    receive(handler) {
+      if (receivers.length === 0) notices.on('bus', deliver);
+      receivers.push(handler);
+    },
+    generation: () => notices.generation,
+    close: () => notices.close(),
+  };
+}
