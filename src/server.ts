@@ -65,8 +65,9 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app, ctx.config.bodyMaxDepth);
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
   registerErrorHandling(app, { retryAfterSeconds: ctx.config.retryAfterSeconds, availability: ctx.database.availability });

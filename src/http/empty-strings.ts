@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
 interface ObjectSchema {
   properties?: Record<string, unknown>;
@@ -13,12 +13,25 @@ interface ObjectSchema {
  * each route's schema, so a new optional field needs nothing more.
  */
 export function registerEmptyStringsAsAbsent(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request: FastifyRequest) => {
-    const schema = request.routeOptions.schema as { querystring?: ObjectSchema; body?: ObjectSchema } | undefined;
-    if (!schema) return;
-    dropEmptyOptionals(request.query, schema.querystring);
-    dropEmptyOptionals(request.body, schema.body);
+  // Attached per route, and only where a query or body has an optional field: the other routes
+  // (the single-score read among them) pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { querystring?: ObjectSchema; body?: ObjectSchema } | undefined;
+    if (!hasOptionalFields(schema?.querystring) && !hasOptionalFields(schema?.body)) return;
+    const drop = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      dropEmptyOptionals(request.query, schema?.querystring);
+      dropEmptyOptionals(request.body, schema?.body);
+      done();
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [drop] : [drop, ...(Array.isArray(existing) ? existing : [existing])];
   });
+}
+
+function hasOptionalFields(schema: ObjectSchema | undefined): boolean {
+  if (schema?.properties === undefined) return false;
+  const required = schema.required ?? [];
+  return Object.keys(schema.properties).some((key) => !required.includes(key));
 }
 
 function dropEmptyOptionals(values: unknown, schema: ObjectSchema | undefined): void {

@@ -18,14 +18,18 @@ export class ServiceLifecycle {
 }
 
 export function registerLifecycle(app: FastifyInstance, lifecycle: ServiceLifecycle, retryAfterSeconds = defaultRetryAfterSeconds): void {
-  app.addHook('onRequest', async (request) => {
-    if (lifecycle.state === 'draining') throw shuttingDownError(retryAfterSeconds);
-    if (lifecycle.state === 'starting' && !request.url.startsWith('/health/')) throw databaseUnavailableError(retryAfterSeconds);
+  // Callback hooks (here and on other per-request paths): an async one costs a promise and a
+  // microtask on every request of the service.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (lifecycle.state === 'draining') return done(shuttingDownError(retryAfterSeconds));
+    if (lifecycle.state === 'starting' && !request.url.startsWith('/health/')) return done(databaseUnavailableError(retryAfterSeconds));
+    done();
   });
   // A request that was running when the drain began is answered normally, but its connection is
   // not kept open for another.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (lifecycle.state === 'draining') reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 

@@ -64,15 +64,7 @@ function sessionCaller(session: PortalSession): Caller {
  * anonymous), with a wrong one it is refused (403 `csrf_rejected`).
  */
 export function registerPortalSessionAuth(app: FastifyInstance, config: Config, sessions: PortalSessionService): void {
-  app.addHook('onRequest', async (request) => {
-    if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) return;
-    // The page's own files need no session (nor the database).
-    if (request.url.startsWith('/portal')) return;
-    const token = readCookie(request.headers.cookie, PORTAL_COOKIE);
-    if (token === undefined) return;
-    const unsafe = !safeMethods.has(request.method);
-    const presented = request.headers[CSRF_HEADER];
-    if (unsafe && presented === undefined) return;
+  const resolve = async (request: FastifyRequest, token: string, unsafe: boolean, presented: string | string[] | undefined) => {
     const session = await sessions.resolve(token);
     if (!session) return;
     if (unsafe) {
@@ -87,13 +79,26 @@ export function registerPortalSessionAuth(app: FastifyInstance, config: Config, 
     request.portalSession = session;
     request.portalToken = token;
     request.caller = sessionCaller(session);
+  };
+  // A callback hook: the requests without a session cookie (every API-key request) pass without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) return done();
+    // The page's own files need no session (nor the database).
+    if (request.url.startsWith('/portal')) return done();
+    const token = readCookie(request.headers.cookie, PORTAL_COOKIE);
+    if (token === undefined) return done();
+    const unsafe = !safeMethods.has(request.method);
+    const presented = request.headers[CSRF_HEADER];
+    if (unsafe && presented === undefined) return done();
+    resolve(request, token, unsafe, presented).then(() => done(), done);
   });
 }
 
 /** Counts every request an API key made (including its 429s) once it is answered. */
 export function registerUsageCounting(app: FastifyInstance, usage: UsageCounter): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const caller = request.caller;
     if (caller && caller.keyId > 0) usage.record(caller.keyId, reply.statusCode === 429);
+    done();
   });
 }

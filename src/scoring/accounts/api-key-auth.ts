@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ApiKeyService, Caller } from './api-keys.service.js';
 import type { Permission } from './permissions.js';
@@ -21,12 +21,29 @@ function presentedKey(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
-/** An `onRequest` hook that resolves the caller from `X-API-KEY` (or a bearer token). */
+/**
+ * An `onRequest` hook that resolves the caller from `X-API-KEY` (or a bearer token). A key held in
+ * the key cache is checked without a promise; only a miss waits for the database.
+ */
 export function apiKeyAuthentication(apiKeys: ApiKeyService) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     // Already authenticated by a developer portal session cookie (src/portal/session-auth.ts).
-    if (request.caller) return;
-    request.caller = await apiKeys.authenticate(presentedKey(request));
+    if (request.caller) return done();
+    const presented = presentedKey(request);
+    let cached: Caller | undefined;
+    try {
+      cached = apiKeys.cachedCaller(presented);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (cached) {
+      request.caller = cached;
+      return done();
+    }
+    apiKeys.authenticate(presented).then((caller) => {
+      request.caller = caller;
+      done();
+    }, done);
   };
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { AccountsRepository } from './accounts.repository.js';
 import type { ApiKeyRow, ApiKeysRepository } from './api-keys.repository.js';
@@ -52,7 +52,7 @@ function randomPrefix(): string {
  * password hash defends low-entropy secrets and would only slow every request.
  */
 export function hashApiKey(fullKey: string): string {
-  return createHash('sha256').update(fullKey).digest('hex');
+  return hash('sha256', fullKey, 'hex');
 }
 
 function toApiKey(row: ApiKeyRow): ApiKey {
@@ -107,20 +107,30 @@ export function apiKeyService(
   cacheOptions: KeyCacheOptions = { ttlMs: 0 },
   clock: () => number = Date.now,
 ) {
-  // prefix → row and when it was read; a short TTL bounds how long a revocation takes to bite.
-  const cache = new Map<string, { row: ApiKeyRow | undefined; readAt: number }>();
+  // prefix → what its row says, and when it was read; a short TTL bounds how long a revocation
+  // takes to bite. The hash is kept as bytes and the caller built once: a hit allocates nothing.
+  const cache = new Map<string, KnownKey>();
   const maxEntries = cacheOptions.maxEntries ?? 10_000;
 
-  async function lookup(prefix: string): Promise<ApiKeyRow | undefined> {
+  async function lookup(prefix: string): Promise<KnownKey> {
     const now = clock();
     const cached = cache.get(prefix);
-    if (cached && now - cached.readAt < cacheOptions.ttlMs) return cached.row;
-    const row = await repo.findByPrefix(prefix);
+    if (cached && now - cached.readAt < cacheOptions.ttlMs) return cached;
+    const known = knownKey(await repo.findByPrefix(prefix), now);
     if (cacheOptions.ttlMs > 0) {
       if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-      cache.set(prefix, { row, readAt: now });
+      cache.set(prefix, known);
     }
-    return row;
+    return known;
+  }
+
+  /** The caller of `presented` if its key is cached and fresh; undefined when the database must say. */
+  function cachedCaller(presented: string | undefined): Caller | undefined {
+    if (presented === undefined || cacheOptions.ttlMs <= 0) return undefined;
+    const match = keyPattern.exec(presented);
+    const cached = match ? cache.get(match[1] as string) : undefined;
+    if (!cached || clock() - cached.readAt >= cacheOptions.ttlMs) return undefined;
+    return callerOf(cached, presented);
   }
 
   return {
@@ -196,27 +206,48 @@ export function apiKeyService(
       return toApiKey(row);
     },
 
+    cachedCaller,
+
     /** Resolves a presented key to its caller, or throws 401. */
     async authenticate(presented: string | undefined): Promise<Caller> {
       if (presented === undefined || presented === '') {
         throw new AppError('missing_api_key', 'Send your API key in the X-API-KEY header.');
       }
       const match = keyPattern.exec(presented);
-      const row = match ? await lookup(match[1] as string) : undefined;
-      const expected = row ? Buffer.from(row.key_hash, 'hex') : undefined;
-      const actual = Buffer.from(hashApiKey(presented), 'hex');
-      if (!row || !expected || !timingSafeEqual(expected, actual) || row.revoked_at !== null) {
-        throw new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
-      }
-      return {
-        keyId: row.id,
-        accountId: row.account_id,
-        prefix: row.prefix,
-        tier: row.tier as Tier,
-        permissions: permissionsFromColumns(row),
-      };
+      return callerOf(match ? await lookup(match[1] as string) : unknownKey, presented);
     },
   };
+}
+
+/** What authentication needs of a key row (or of its absence). */
+interface KnownKey {
+  hash: Buffer | null;
+  caller: Caller | null;
+  readAt: number;
+}
+
+const unknownKey: KnownKey = { hash: null, caller: null, readAt: 0 };
+
+function knownKey(row: ApiKeyRow | undefined, readAt: number): KnownKey {
+  if (!row || row.revoked_at !== null) return { hash: null, caller: null, readAt };
+  const caller: Caller = {
+    keyId: row.id,
+    accountId: row.account_id,
+    prefix: row.prefix,
+    tier: row.tier as Tier,
+    permissions: Object.freeze(permissionsFromColumns(row)),
+  };
+  return { hash: Buffer.from(row.key_hash, 'hex'), caller: Object.freeze(caller), readAt };
+}
+
+/** The key's caller when `presented` is that key (hashes compared in constant time), else 401. */
+function callerOf(known: KnownKey, presented: string): Caller {
+  // Hashed whatever was found, so that an unknown prefix answers no sooner than a wrong secret.
+  const actual = hash('sha256', presented, 'buffer') as unknown as Buffer;
+  if (!known.hash || !known.caller || !timingSafeEqual(known.hash, actual)) {
+    throw new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
+  }
+  return known.caller;
 }
 
 export type ApiKeyService = ReturnType<typeof apiKeyService>;
