@@ -7,7 +7,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAppContext, type AppContext } from '../src/app-context.js';
 import { type Config, loadConfig } from '../src/config/index.js';
-import { openDatabase } from '../src/db/connection.js';
+import { openConfiguredDatabase } from '../src/cli/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildServer } from '../src/server.js';
 import { seedBounties } from './bounties-seed.js';
@@ -120,7 +120,8 @@ async function startStampgate(spec: Extract<TargetSpec, { kind: 'stampgate' }>):
   const setup: Record<string, number> = {};
   const config = loadConfig({ ...process.env, ...spec.env });
   if (config.env !== 'development') throw new Error('the benchmark needs STAMPGATE_ENV=development (dev issuer)');
-  const database = openDatabase(config.databaseUrl);
+  // Opened as `stampgate serve` opens it (pool size, timeouts).
+  const database = openConfiguredDatabase(config);
   let ctx: AppContext | null = null;
   let app: FastifyInstance | null = null;
   // As `stampgate serve` does: close the server, then the context (worker, bus, Redis, database).

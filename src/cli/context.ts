@@ -42,6 +42,7 @@ export function openConfiguredDatabase(config: Config, log?: AvailabilityLog): D
   return openDatabase(config.databaseUrl, {
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     queryTimeoutMs: config.databaseQueryTimeoutMs,
+    poolSize: config.databasePoolSize,
     ...(log ? { log } : {}),
   });
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 /** Database connection settings. */
 import { databaseUrl, integer, type Settings } from './parse.js';
 
@@ -5,6 +6,7 @@ export interface DatabaseConfig {
   databaseUrl: string;
   databaseConnectTimeoutMs: number;
   databaseQueryTimeoutMs: number;
+  databasePoolSize: number;
 }
 
 export const databaseSettings: Settings<DatabaseConfig> = {
@@ -32,4 +34,18 @@ export const databaseSettings: Settings<DatabaseConfig> = {
     defaultText: '5000',
     parse: integer('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000, 5000),
   },
+
+  databasePoolSize: {
+    key: 'databasePoolSize',
+    name: 'DATABASE_POOL_SIZE',
+    description:
+      'PostgreSQL connections one process keeps (SQLite uses one). More connections than the database server has cores only queue inside it; requests past the pool wait for a free connection up to DATABASE_CONNECT_TIMEOUT_MS',
+    defaultText: '2 × the cores of this machine + 2, at least 6',
+    parse: integer('DATABASE_POOL_SIZE', 1, 1000, defaultPoolSize()),
+  },
 };
+
+/** Enough for every core to have a query running while another waits on the network. */
+export function defaultPoolSize(): number {
+  return Math.max(6, 2 * availableParallelism() + 2);
+}

@@ -6,6 +6,9 @@ import {
   CompiledQuery,
   Kysely,
   PostgresDialect,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
   type QueryResult,
   SqliteDialect,
   type SqliteDatabase as KyselySqliteDatabase,
@@ -87,7 +90,7 @@ function openPostgres(url: string, options: OpenOptions): Database {
   // connection, outage or exhausted pool alike.
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max: options.poolSize ?? 6,
     types,
     connectionTimeoutMillis: connectTimeoutMs,
     // The server cancels a statement past the budget and the connection stays usable; the
@@ -104,8 +107,53 @@ function openPostgres(url: string, options: OpenOptions): Database {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const availability = new DatabaseAvailability(options.log);
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), log: observeQueries(availability) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log: observeQueries(availability) });
   return { db, dialect: 'postgres', availability, url, close: () => db.destroy() };
+}
+
+// PostgreSQL's "cached plan must not change result type": a table changed under a prepared statement.
+const planChanged = '0A000';
+
+/**
+ * Parameterised statements run as named prepared statements: each connection parses and plans
+ * one once, and then only binds values (the unnamed statements Kysely sends are parsed and
+ * planned on every run). Named by SQL text, up to `capacity` texts per process, past which (and
+ * for any text a migration made stale) statements run unnamed. Statements without parameters
+ * stay on the simple protocol, which allows several commands in one text (migrations).
+ */
+function withNamedStatements(pool: pg.Pool, capacity = 300): PostgresPool {
+  const names = new Map<string, string | null>();
+  let next = 0;
+  const nameOf = (text: string): string | null => {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = names.size < capacity ? `stampgate_${(next += 1)}` : null;
+      if (name !== null) names.set(text, name);
+    }
+    return name;
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const query = async (text: string, values: readonly unknown[]) => {
+        const name = values.length > 0 ? nameOf(text) : null;
+        if (name === null) return client.query(text, values as unknown[]);
+        try {
+          return await client.query({ name, text, values: values as unknown[] });
+        } catch (error) {
+          if ((error as { code?: string }).code !== planChanged) throw error;
+          names.set(text, null);
+          return client.query(text, values as unknown[]);
+        }
+      };
+      return {
+        query: ((textOrCursor: string | PostgresCursor<unknown>, values: readonly unknown[]) =>
+          typeof textOrCursor === 'string' ? query(textOrCursor, values) : client.query(textOrCursor as never)) as unknown as PostgresPoolClient['query'],
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
 }
 
 function openSqlite(url: string, options: OpenOptions): Database {
