@@ -42,4 +42,27 @@ describe.runIf(inject('postgresUrl'))('the PostgreSQL pool', () => {
       await test.drop();
     }
   });
+
+  it('runs a parameterised statement as a named prepared statement, and past a table change made under it', async () => {
+    const test = await createTestDatabase('postgres');
+    const database = openDatabase(test.url, { poolSize: 1 });
+    try {
+      await sql`create table named_probe (id int primary key, label text)`.execute(database.db);
+      await sql`insert into named_probe values (1, 'one'), (2, 'two')`.execute(database.db);
+      const read = (id: number) => sql<{ id: number; label: string }>`select * from named_probe where id = ${id}`.execute(database.db);
+      expect((await read(1)).rows).toEqual([{ id: 1, label: 'one' }]);
+      expect((await read(2)).rows).toEqual([{ id: 2, label: 'two' }]);
+      // The one connection holds the statement under a name of ours, prepared once.
+      const prepared = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(database.db);
+      expect(prepared.rows.filter((r) => r.statement.includes('from named_probe where id'))).toHaveLength(1);
+      expect(prepared.rows.every((r) => r.name.startsWith('stampgate_'))).toBe(true);
+      // A migration adds a column: the prepared `select *` would now change its result type.
+      await sql`alter table named_probe add column extra int default 7`.execute(database.db);
+      expect((await read(2)).rows).toEqual([{ id: 2, label: 'two', extra: 7 }]);
+      expect((await read(1)).rows).toEqual([{ id: 1, label: 'one', extra: 7 }]);
+    } finally {
+      await database.close();
+      await test.drop();
+    }
+  });
 });
