@@ -323,7 +323,7 @@ export interface AbuseResponse {
  * process.cpuUsage counts every thread of the process, so a figure is an upper bound.
  */
 export class CpuCosts {
-  private worstCases: { id: string; request: string; ms: number }[] = [];
+  private worstCases: { id: string; request: AbuseRequest; ms: number }[] = [];
   count = 0;
 
   constructor(private readonly keep = 10) {}
@@ -339,13 +339,36 @@ export class CpuCosts {
   add(id: string, request: AbuseRequest, ms: number): void {
     this.count++;
     if (this.worstCases.length >= this.keep && ms <= this.worstCases[this.worstCases.length - 1]!.ms) return;
-    this.worstCases.push({ id, request: describeRequest(request), ms });
+    this.worstCases.push({ id, request, ms });
     this.worstCases.sort((a, b) => b.ms - a.ms);
     this.worstCases.length = Math.min(this.worstCases.length, this.keep);
   }
 
   worst(): { id: string; request: string; ms: number }[] {
-    return [...this.worstCases];
+    return this.worstCases.map((w) => ({ id: w.id, request: describeRequest(w.request), ms: w.ms }));
+  }
+
+  /**
+   * The requests over `limitMs`, each sent again up to `attempts` times and kept at its lowest
+   * cost: a request that is expensive stays over, one that met a garbage collection or a busy
+   * machine (another thread's CPU counts too) does not. Refused requests change nothing, so
+   * sending them again is harmless.
+   */
+  async confirmedOver(limitMs: number, replay: (request: AbuseRequest) => Promise<unknown>, attempts = 3): Promise<{ id: string; request: string; ms: number }[]> {
+    const over: { id: string; request: string; ms: number }[] = [];
+    for (const w of this.worstCases.filter((c) => c.ms > limitMs)) {
+      let lowest = w.ms;
+      // A streamed body was consumed by the first send: such a request stands as measured.
+      const replayable = w.request.payload === undefined || typeof w.request.payload === 'string' || Buffer.isBuffer(w.request.payload);
+      for (let i = 0; replayable && i < attempts && lowest > limitMs; i++) {
+        const before = process.cpuUsage();
+        await replay(w.request);
+        const used = process.cpuUsage(before);
+        lowest = Math.min(lowest, (used.user + used.system) / 1000);
+      }
+      if (lowest > limitMs) over.push({ id: w.id, request: describeRequest(w.request), ms: lowest });
+    }
+    return over;
   }
 }
 

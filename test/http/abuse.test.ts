@@ -1047,11 +1047,12 @@ describe.each(databaseKinds)('abuse of every documented operation on %s', (kind)
   // Runs last: every request above was timed. The issue's bar is 50 ms of CPU per request; the
   // figure includes the other threads of this process (GC, the database driver), hence the margin
   // a loaded machine may need (ABUSE_CPU_BUDGET_MS).
-  it('spent no more than the CPU budget on any request', () => {
+  it('spent no more than the CPU budget on any request', async () => {
     const worst = run.cpu.worst();
     console.log(`${kind}: ${run.cpu.count} requests timed; most CPU:\n${worst.map((w) => `  ${w.ms.toFixed(1)} ms  ${w.id}  ${w.request}`).join('\n')}`);
     expect(run.cpu.count).toBeGreaterThan(1000);
-    const over = worst.filter((w) => w.ms > CPU_BUDGET_MS);
+    // An outlier is sent again: only a request that costs too much every time fails.
+    const over = await run.cpu.confirmedOver(CPU_BUDGET_MS, (request) => send(run.app, request));
     expect(over.map((w) => `${w.ms.toFixed(1)} ms ${w.request}`)).toEqual([]);
   });
 });
