@@ -87,7 +87,8 @@ function checksText(record: CaseRecord): string {
   if (record.case !== 'ceiling') {
     const bad = problems.reduce((n, [, c]) => n + c, 0);
     const ok = record.case.startsWith('bounties') ? 'all filtered' : 'all DONE';
-    parts.push(bad === 0 ? ok : `bad bodies ${bad} (${problems.map(([k, c]) => `${k}: ${c}`).join(', ')})`);
+    const checked = record.result.bodiesChecked;
+    parts.push(bad === 0 ? `${ok} (${checked} checked)` : `bad bodies ${bad} of ${checked} (${problems.map(([k, c]) => `${k}: ${c}`).join(', ')})`);
   }
   if (record.after) {
     if (record.after.queueDepth > 0) parts.push(`queue left ${record.after.queueDepth}`);

@@ -182,6 +182,7 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
           path: () => '/registry/submit-passport',
           body: (n) => JSON.stringify({ address: pick(n), scorer_id: String(scorerId) }),
           checkBody: (body) => scoreProblem(JSON.parse(body) as ScoreBody, spec.expectedScore),
+          checkDuringLoad: true,
         });
         records.push({ ...record, after: await settle(target) });
       }
@@ -223,7 +224,6 @@ async function runBounties(target: RunningTarget, database: DatabaseKind, name: 
   });
 }
 
-// ---------------------------------------------------------------------------
 // Report
 
 function loadText(): string {

@@ -10,6 +10,7 @@ export function v2ScoreLoad(apiKey: string, scorerId: number, pick: (n: number) 
     method: 'GET',
     headers: { 'x-api-key': apiKey },
     path: (n) => `/v2/stamps/${scorerId}/score/${pick(n)}`,
+    checkDuringLoad: true,
     checkBody: (body) => {
       const score = JSON.parse(body) as { score?: unknown; error?: unknown; stamps?: Record<string, unknown> };
       if (score.error !== null) return `error ${String(score.error)}`;

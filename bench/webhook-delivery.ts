@@ -126,6 +126,7 @@ function toRecord(run: WebhookBenchResult): CaseRecord {
       non2xx: 0,
       statusCodes: { '200': run.deliveries },
       bodyProblems: {},
+      bodiesChecked: 0,
       warmup: { requests: 0, non2xx: 0, errors: 0 },
     },
     serverUsage: null,
