@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
+import { type DatabaseKind, databaseKinds } from '../helpers/databases.js';
 
 const redisUrl = inject('redisUrl');
 const PROVIDERS = ['Google', 'Linkedin', 'Discord', 'SelfStakingBronze', 'TrustedCitizen'];
@@ -46,6 +46,19 @@ async function listen(app: FastifyInstance): Promise<(path: string, key: string)
   };
 }
 
+/** A (API and the only scoring worker) and B (a pure API process) on one database, both listening for notices. */
+async function twoProcesses(kind: DatabaseKind, env: Record<string, string>, cleanups: (() => Promise<void>)[]) {
+  const a = await createTestApp(kind, env);
+  cleanups.push(a.close);
+  await a.ctx.signals.listen();
+  const b = await secondProcess(a, env);
+  cleanups.push(b.close);
+  a.ctx.worker.start();
+  cleanups.push(() => a.ctx.worker.stop());
+  const { scorer, key } = await seedAccount(a.ctx, { tier: 4 });
+  return { a, b, scorer, key };
+}
+
 describe.each(setups)('score read cache across two processes on $kind, changes heard through $bus', ({ kind, redis }) => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -55,15 +68,7 @@ describe.each(setups)('score read cache across two processes on $kind, changes h
   const env = environment(redis);
 
   it('never answers the old score from the other process after a submission through one is acknowledged', async () => {
-    const a = await createTestApp(kind, env);
-    cleanups.push(a.close);
-    await a.ctx.signals.listen();
-    const b = await secondProcess(a, env);
-    cleanups.push(b.close);
-    // Only A scores (its worker); B is a pure API process.
-    a.ctx.worker.start();
-    cleanups.push(() => a.ctx.worker.stop());
-    const { scorer, key } = await seedAccount(a.ctx, { tier: 4 });
+    const { a, b, scorer, key } = await twoProcesses(kind, env, cleanups);
     const address = `0x${'5c'.repeat(20)}`;
     const readA = await listen(a.app);
     const readB = await listen(b.app);
@@ -102,14 +107,7 @@ describe.each(databaseKinds.filter((kind) => kind === 'postgres'))('score read c
   const env = environment({});
 
   it('reads the database while it cannot hear the other process, and empties itself when it can again', async () => {
-    const a = await createTestApp(kind, env);
-    cleanups.push(a.close);
-    await a.ctx.signals.listen();
-    const b = await secondProcess(a, env);
-    cleanups.push(b.close);
-    a.ctx.worker.start();
-    cleanups.push(() => a.ctx.worker.stop());
-    const { scorer, key } = await seedAccount(a.ctx, { tier: 4 });
+    const { a, b, scorer, key } = await twoProcesses(kind, env, cleanups);
     const address = `0x${'6d'.repeat(20)}`;
     const readB = await listen(b.app);
     const path = `/registry/score/${scorer.id}/${address}`;
