@@ -23,6 +23,9 @@ import { OPEN_STATUSES } from '../src/publicdata/import/import-records.js';
 import { importRepository } from '../src/publicdata/import/import.repository.js';
 import { decimalOrderKey } from '../src/publicdata/values.js';
 
+/** The benchmark's list (see above): two filters and an order, open beginner bounties, most valuable first. */
+export const BOUNTIES_PATH = '/api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50';
+
 const DAY_MS = 86_400_000;
 const START = Date.UTC(2024, 0, 1);
 const OPEN_EXTRA_DAYS = 1500;
