@@ -4,6 +4,7 @@
  *
  * Cases
  *   ceiling  bare Fastify 5, one route returning a small JSON object
+ *   ceiling-large  the same returning a 100 KB pre-encoded body (bench/ceiling-large.ts; when asked for)
  *   score    GET /registry/score/{scorer_id}/{address} of DONE scores (rotating over the pool)
  *   submit   POST /registry/submit-passport of addresses holding 20 verified stamps,
  *            in-process scoring worker running, rotating over the pool
