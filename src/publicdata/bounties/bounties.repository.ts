@@ -145,7 +145,8 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     if (missing.length > 0) {
       for (const row of await db.selectFrom('bounties').selectAll().where('id', 'in', missing).execute()) found.set(row.id, { id: row.id, ...bountyBody(row) });
     }
-    return ids.map((id) => found.get(id)!);
+    // A bounty deleted between the walk and the lookup is left out, as if the walk had come after.
+    return ids.flatMap((id) => found.get(id) ?? []);
   }
 
   function filtered(filter: BountyListFilter, now: number, walk = true) {
@@ -208,8 +209,8 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
 
   /**
    * The ids of the filtered rows that have a value, in the chosen order: the index walk that
-   * serves most of a list. The filter columns are in the order indexes (migration 0017), so the
-   * walk reads no table row (an index-only scan); the texts are looked up by id afterwards.
+   * serves most of a list. The common filter columns are in the most used order indexes (migration
+   * 0017), so such a walk reads no table row (an index-only scan); the texts are looked up by id after it.
    */
   function listQuery(filter: BountyListFilter, now = Date.now()) {
     let query = filtered(filter, now);
