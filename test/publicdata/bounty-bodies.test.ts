@@ -92,6 +92,17 @@ describe.each(databaseKinds)('stored bounty texts on %s', (kind) => {
     expect(res.body).toBe(rendered(rows, 'https://api.example.org', now));
   });
 
+  it('answer the detail route too, byte for byte what renderBounty shows', async () => {
+    for (const id of [1, 104]) {
+      const res = await t.app.inject(`/api/v0.1/bounties/${id}`);
+      expect(res.statusCode).toBe(200);
+      const row = await t.ctx.database.db.selectFrom('bounties').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const now = Date.parse((res.json() as { now: string }).now);
+      expect(res.body).toBe(JSON.stringify(renderBounty(row, 'https://api.example.org', now)));
+    }
+    expect((await t.app.inject('/api/v0.1/bounties/999')).statusCode).toBe(404);
+  });
+
   it('follow a re-import that changes a bounty', async () => {
     const changed = { ...bountyFixtures()[0]!, id: 101, title: 'Renamed "by" the import', value_in_eth: '3.5' };
     await importOk(t.ctx, { bounties: [changed] });

@@ -272,6 +272,9 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
       return this.prepare(filter)(now);
     },
 
+    /** The stored texts of these bounties, in this order (a detail is a page of one). */
+    bodies: bodiesOf,
+
     async get(id: number): Promise<BountyRow | undefined> {
       return db.selectFrom('bounties').selectAll().where('id', '=', id).executeTakeFirst();
     },

@@ -3,7 +3,7 @@ import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow
 import { BOUNTY_ORDER_FIELDS } from './bounty-order.js';
 import { renderVocabulary, type BountyVocabulary } from './bounty-vocabulary-render.js';
 import { type CachedDocument, cachePrefix, documentOfJson, type PublicCache } from '../cache.js';
-import { bountyListJsonOfBodies } from './bounty-json.js';
+import { bountyJsonOfStored, bountyListJsonOfBodies } from './bounty-json.js';
 import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseStoredJson } from '../values.js';
 
 /** Most comma-separated alternatives one filter takes. */
@@ -254,8 +254,10 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
     async get(id: number, baseUrl: string): Promise<CachedDocument | null> {
       checkPaging({ pk: id, limit: 0, offset: 0 });
       const document = await cache.document(`${cachePrefix.bounties}${baseUrl}|pk=${id}`, async () => {
-        const row = await bounties.get(id);
-        return row ? renderBounty(row, baseUrl, clock()) : null;
+        const [stored] = await bounties.bodies([id]);
+        if (!stored) return null;
+        const now = clock();
+        return documentOfJson(bountyJsonOfStored(stored, baseUrl, now), now);
       });
       return document.bytes.length === 4 && document.body === 'null' ? null : document;
     },

@@ -116,6 +116,11 @@ export function bountyListJson(rows: BountyRow[], baseUrl: string, now: number):
   );
 }
 
+/** One bounty's JSON from its stored text (the detail route). */
+export function bountyJsonOfStored(row: BountyBodyRow, baseUrl: string, now: number): string {
+  return bountyJsonOfBody(row.id, row.head, row.tail, escapedBase(baseUrl), date(now));
+}
+
 /** A JSON array of bounties from their stored texts: concatenation only. */
 export function bountyListJsonOfBodies(rows: BountyBodyRow[], baseUrl: string, now: number): string {
   const nowText = date(now);
