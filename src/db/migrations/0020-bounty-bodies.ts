@@ -14,7 +14,8 @@ const BACKFILL_PAGE = 500;
  * the texts would double the bounty rows that every index walk and count may visit.
  *
  * The backfill renders with the application's writer (the stored text must be what the API
- * answers today, byte for byte), paging by id.
+ * answers today, byte for byte), paging by id. A later change of the bounty JSON (a new field)
+ * re-renders every row in a migration of its own, after its columns exist.
  */
 export function bountyBodies(dialect: DialectName): Migration {
   void dialect;
