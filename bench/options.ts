@@ -5,7 +5,7 @@
  */
 import type { DatabaseKind } from './protocol.js';
 
-export const caseNames = ['ceiling', 'score', 'submit', 'bounties', 'bounties-uncached', 'v2-score', 'webhooks', 'batch'] as const;
+export const caseNames = ['ceiling', 'ceiling-large', 'score', 'submit', 'bounties', 'bounties-uncached', 'v2-score', 'webhooks', 'batch'] as const;
 export type CaseName = (typeof caseNames)[number];
 const databaseNames = ['sqlite', 'postgres'] as const;
 
@@ -30,7 +30,8 @@ export const usageText = `usage: npm run bench -- [options]
 
   --case NAME        measure only this case (repeat or comma-separate for several):
                      ${caseNames.join(', ')}
-                     (the ceiling is always measured: every ratio is to the ceiling of the same run)
+                     (the ceiling is always measured: every ratio is to the ceiling of the same run;
+                     ceiling-large, bare Fastify sending a 100 KB body, only when asked for)
   --database NAME    sqlite or postgres (repeat or comma-separate; default both)
   --profile          run the server child of the chosen case with --cpu-prof and print its
                      top self-time functions over the measured seconds (needs exactly one --case

@@ -3,7 +3,7 @@
 export type DatabaseKind = 'sqlite' | 'postgres';
 
 export type TargetSpec =
-  | { kind: 'ceiling' }
+  | { kind: 'ceiling' | 'ceiling-large' }
   | {
       kind: 'stampgate';
       database: DatabaseKind;

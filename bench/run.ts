@@ -4,6 +4,7 @@
  *
  * Cases
  *   ceiling  bare Fastify 5, one route returning a small JSON object
+ *   ceiling-large  the same returning a 100 KB pre-encoded body (bench/ceiling-large.ts; when asked for)
  *   score    GET /registry/score/{scorer_id}/{address} of DONE scores (rotating over the pool)
  *   submit   POST /registry/submit-passport of addresses holding 20 verified stamps,
  *            in-process scoring worker running, rotating over the pool
@@ -28,6 +29,8 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeSettings } from '../src/config/index.js';
+import { BOUNTIES_PATH } from './bounties-seed.js';
+import { ceilingLargeLoad } from './ceiling-large.js';
 import { choosePoolProviders, createPostgresDatabase, serverEnv, STAMPS_PER_ADDRESS, writeCredentials } from './fixtures.js';
 import { launchChild, profiles } from './launch.js';
 import { type LoadCase, runLoad } from './load.js';
@@ -62,9 +65,6 @@ function readSettings(): BenchSettings {
 }
 
 const settings = readSettings();
-
-/** Two filters and an order: open beginner bounties, most valuable first. */
-const BOUNTIES_PATH = '/api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50';
 
 // ---------------------------------------------------------------------------
 // Servers under test: a child process (default) or this process
@@ -121,10 +121,10 @@ async function measure(
   return { case: name, title: titles[name], database, result, serverUsage, machine, after: null, profiled };
 }
 
-async function runCeiling(): Promise<CaseRecord> {
-  const target = await launch({ kind: 'ceiling' }, 'ceiling', profileWindowFor('ceiling', '-'));
+async function runCeiling(name: 'ceiling' | 'ceiling-large'): Promise<CaseRecord> {
+  const target = await launch({ kind: name }, name, profileWindowFor(name, '-'));
   try {
-    return await measure(target, 'ceiling', '-', { method: 'GET', headers: {}, path: () => '/' });
+    return await measure(target, name, '-', name === 'ceiling' ? { method: 'GET', headers: {}, path: () => '/' } : ceilingLargeLoad());
   } finally {
     await target.stop();
   }
@@ -268,8 +268,8 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling' | 'webhooks'> => c !== 'ceiling' && c !== 'webhooks');
-    if (settings.cases.includes('ceiling')) records.push(await runCeiling());
+    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | 'webhooks'> => !c.startsWith('ceiling') && c !== 'webhooks');
+    for (const name of ['ceiling', 'ceiling-large'] as const) if (settings.cases.includes(name)) records.push(await runCeiling(name));
 
     if (stampCases.length > 0) {
       const pool = choosePoolProviders();

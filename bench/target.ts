@@ -11,6 +11,7 @@ import { openConfiguredDatabase } from '../src/cli/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildServer } from '../src/server.js';
 import { seedBounties } from './bounties-seed.js';
+import { ceilingLargeApp } from './ceiling-large.js';
 import type { ProfileWindow, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
 
 export interface RunningTarget {
@@ -22,7 +23,7 @@ export interface RunningTarget {
 }
 
 export async function startTarget(spec: TargetSpec): Promise<RunningTarget> {
-  return spec.kind === 'ceiling' ? startCeiling() : startStampgate(spec);
+  return spec.kind === 'stampgate' ? startStampgate(spec) : startCeiling(spec.kind === 'ceiling-large' ? ceilingLargeApp() : null);
 }
 
 /** Measured windows of this process, on the clock of V8's CPU profiles (for bench/profile-summary.ts). */
@@ -70,10 +71,10 @@ async function listen(app: FastifyInstance): Promise<number> {
   return address.port;
 }
 
-/** The ceiling: bare Fastify 5, one route, a small JSON object, logger off. */
-async function startCeiling(): Promise<RunningTarget> {
-  const app = Fastify({ logger: false });
-  app.get('/', async () => ({ hello: 'world' }));
+/** The ceiling: bare Fastify 5, one route, a small JSON object, logger off (or `app`, the 100 KB one). */
+async function startCeiling(large: FastifyInstance | null): Promise<RunningTarget> {
+  const app = large ?? Fastify({ logger: false });
+  if (!large) app.get('/', async () => ({ hello: 'world' }));
   const port = await listen(app);
   return {
     info: { port, setup: {} },

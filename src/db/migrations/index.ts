@@ -16,6 +16,7 @@ import { webhooks } from './0015-webhooks.js';
 import { batches } from './0016-batches.js';
 import { stakeContract } from './0017-stake-contract.js';
 import { portal } from './0018-portal.js';
+import { bountyBodies } from './0020-bounty-bodies.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -38,5 +39,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0016-batches': batches(dialect),
     '0017-stake-contract': stakeContract(dialect),
     '0018-portal': portal(dialect),
+    '0020-bounty-bodies': bountyBodies(dialect),
   };
 }

@@ -152,6 +152,17 @@ export interface ExportCredentialsTable {
   pending_secret?: string | null;
 }
 
+/**
+ * A bounty's JSON as the public API shows it, minus the parts that depend on the request
+ * (`pk`/`url` before `head`, `now` between `head` and `tail`; see bounty-json.ts). Written
+ * with the bounty row (migration 0020), so an uncached list is an index walk and a join.
+ */
+export interface BountyBodiesTable {
+  bounty_id: number;
+  head: string;
+  tail: string;
+}
+
 export interface PublicDataTables {
   profiles: ProfilesTable;
   grants: GrantsTable;
@@ -160,5 +171,6 @@ export interface PublicDataTables {
   contributions: ContributionsTable;
   bounties: BountiesTable;
   bounty_people: BountyPeopleTable;
+  bounty_bodies: BountyBodiesTable;
   export_credentials: ExportCredentialsTable;
 }

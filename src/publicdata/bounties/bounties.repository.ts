@@ -1,7 +1,8 @@
-import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import type { Database, Db, RowArrays } from '../../db/connection.js';
+import { type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
+import type { Database, Db } from '../../db/connection.js';
 import { containsInsensitive, notIndexed, type DialectName } from '../../db/dialect.js';
-import type { BountiesTable, PublicDataTables } from '../../db/tables/public-data.js';
+import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
+import { bountyBody, type BountyBodyRow } from './bounty-json.js';
 
 export type BountyRow = BountiesTable;
 
@@ -89,26 +90,63 @@ export interface BountyListFilter {
 }
 
 export interface BountyPage {
-  rows: BountyRow[];
+  /** The page's bounties as their stored JSON texts (`bounty_bodies`). */
+  rows: BountyBodyRow[];
   /** Rows matching the filters, before limit and offset; at most offset + limit + COUNT_AHEAD (see list). */
   total: number;
 }
 
 type Eb = ExpressionBuilder<PublicDataTables, 'bounties'>;
 
-/** Rows read as arrays (`Database.readArrays`) as row objects. */
-function rowObjects({ columns, rows }: RowArrays): BountyRow[] {
-  return rows.map((values) => {
-    const row: Record<string, unknown> = {};
-    for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
-    return row as unknown as BountyRow;
-  });
+/**
+ * Stands for the request time among a compiled query's parameters: a list's SQL and parameters
+ * are compiled once per filter (building and compiling a Kysely query cost more than running
+ * it), and only the time changes between requests. Negative, so no parameter of a filter
+ * (ids, limits, texts) can equal it.
+ */
+const NOW_PARAMETER = -8_640_000_000_000_001;
+
+function at<R>(query: CompiledQuery<R>, now: number): CompiledQuery<R> {
+  return { ...query, parameters: query.parameters.map((p) => (p === NOW_PARAMETER ? now : p)) };
 }
 
+/** What runs a list of one filter: compiled once, run at any time. */
+export type PreparedBountyList = (now: number) => Promise<BountyPage>;
+
 export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Database['readArrays']) {
-  /** A page of full rows: through the array reader where there is one (SQLite), since a bounty row has 70 columns. */
-  async function rowsOf(query: ReturnType<typeof listQuery>): Promise<BountyRow[]> {
-    return readArrays ? rowObjects(await readArrays(query.compile())) : query.execute();
+  /** The ids a walk (a compiled `listQuery`) finds, in its order; through the array reader where there is one (SQLite). */
+  async function idsOf(query: CompiledQuery<{ id: number }>): Promise<number[]> {
+    if (readArrays) return (await readArrays(query)).rows.map((values) => values[0] as number);
+    return (await db.executeQuery(query)).rows.map((row) => row.id);
+  }
+
+  /** The stored-text lookup of n ids, compiled once per n (only the ids change). */
+  const bodyLookups = new Map<number, CompiledQuery<BountyBodiesTable>>();
+  function bodyLookup(ids: number[]): CompiledQuery<BountyBodiesTable> {
+    let query = bodyLookups.get(ids.length);
+    if (!query) {
+      query = db.selectFrom('bounty_bodies').select(['bounty_id', 'head', 'tail']).where('bounty_id', 'in', ids).compile();
+      bodyLookups.set(ids.length, query);
+    }
+    return { ...query, parameters: ids };
+  }
+
+  /**
+   * The stored texts of these bounties, in this order: a primary-key lookup of the page's ids
+   * after the walk (rather than a join in the walk, which PostgreSQL's planner would weigh
+   * against other plans for every filter). A bounty stored without its text (written other than
+   * by the import, e.g. by hand) is rendered from its row: the same answer, only slower.
+   */
+  async function bodiesOf(ids: number[]): Promise<BountyBodyRow[]> {
+    if (ids.length === 0) return [];
+    const found = new Map<number, BountyBodyRow>();
+    for (const row of (await db.executeQuery(bodyLookup(ids))).rows) found.set(row.bounty_id, { id: row.bounty_id, head: row.head, tail: row.tail });
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      for (const row of await db.selectFrom('bounties').selectAll().where('id', 'in', missing).execute()) found.set(row.id, { id: row.id, ...bountyBody(row) });
+    }
+    // A bounty deleted between the walk and the lookup is left out, as if the walk had come after.
+    return ids.flatMap((id) => found.get(id) ?? []);
   }
 
   function filtered(filter: BountyListFilter, now: number, walk = true) {
@@ -169,16 +207,42 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     return (eb: Eb) => eb(orderKey(column), present ? 'is not' : 'is', null);
   }
 
-  /** The filtered rows that have a value, in the chosen order: the index walk that serves most of a list. */
+  /**
+   * The ids of the filtered rows that have a value, in the chosen order: the index walk that
+   * serves most of a list. The common filter columns are in the most used order indexes (migration
+   * 0017), so such a walk reads no table row (an index-only scan); the texts are looked up by id after it.
+   */
   function listQuery(filter: BountyListFilter, now = Date.now()) {
     let query = filtered(filter, now);
     if (!NOT_NULL.has(filter.orderBy)) query = query.where(hasValue(filter.orderBy, true));
     const direction = filter.descending ? 'desc' : 'asc';
-    return query.selectAll().orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
+    return query.select('id').orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
+  }
+
+  /** The capped count of `X-Total-Count` (see COUNT_AHEAD): from the filter columns of an index, never the table. */
+  function cappedCount(filter: BountyListFilter, now: number) {
+    const cap = filter.offset + filter.limit + COUNT_AHEAD;
+    const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(cap).as('matches');
+    return db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n'));
   }
 
   function count(query: ReturnType<typeof filtered>): Promise<number> {
     return query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
+  }
+
+  /** The rows after those with a value in the order column, when the walk of its index ran out (`found` rows) before the page was full. */
+  async function absent(filter: BountyListFilter, now: number, found: number): Promise<number[]> {
+    const column = filter.orderBy;
+    // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
+    const present = found > 0 || filter.offset === 0 ? filter.offset + found : await count(filtered(filter, now).where(hasValue(column, true)));
+    const direction = filter.descending ? 'desc' : 'asc';
+    const query = filtered(filter, now)
+      .where(hasValue(column, false))
+      .select('id')
+      .orderBy('id', direction)
+      .limit(filter.limit - found)
+      .offset(Math.max(0, filter.offset - present));
+    return idsOf(query.compile());
   }
 
   return {
@@ -191,28 +255,25 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
      * page is not full, a walk by id of the rows without one. A page that is not
      * full gives the total; a full one counts, up to COUNT_AHEAD past its end.
      */
-    async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
-      const rows = await rowsOf(listQuery(filter, now));
-      const column = filter.orderBy;
-      if (!NOT_NULL.has(column) && rows.length < filter.limit) {
-        // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
-        const present = rows.length > 0 || filter.offset === 0 ? filter.offset + rows.length : await count(filtered(filter, now).where(hasValue(column, true)));
-        const direction = filter.descending ? 'desc' : 'asc';
-        const absent = await filtered(filter, now)
-          .where(hasValue(column, false))
-          .selectAll()
-          .orderBy('id', direction)
-          .limit(filter.limit - rows.length)
-          .offset(Math.max(0, filter.offset - present))
-          .execute();
-        rows.push(...absent);
-      }
-      if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) return { rows, total: filter.offset + rows.length };
-      const cap = filter.offset + filter.limit + COUNT_AHEAD;
-      const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(cap).as('matches');
-      const row = await db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      return { rows, total: Number(row.n) };
+    prepare(filter: BountyListFilter): PreparedBountyList {
+      const page = listQuery(filter, NOW_PARAMETER).compile();
+      const total = cappedCount(filter, NOW_PARAMETER).compile();
+      return async (now) => {
+        const ids = await idsOf(at(page, now));
+        if (!NOT_NULL.has(filter.orderBy) && ids.length < filter.limit) ids.push(...(await absent(filter, now, ids.length)));
+        const rows = await bodiesOf(ids);
+        if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) return { rows, total: filter.offset + rows.length };
+        const row = (await db.executeQuery(at(total, now))).rows[0];
+        return { rows, total: Number(row?.n ?? 0) };
+      };
     },
+
+    async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
+      return this.prepare(filter)(now);
+    },
+
+    /** The stored texts of these bounties, in this order (a detail is a page of one). */
+    bodies: bodiesOf,
 
     async get(id: number): Promise<BountyRow | undefined> {
       return db.selectFrom('bounties').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,9 +1,9 @@
 import { AppError } from '../../errors.js';
-import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn } from './bounties.repository.js';
+import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn, PreparedBountyList } from './bounties.repository.js';
 import { BOUNTY_ORDER_FIELDS } from './bounty-order.js';
 import { renderVocabulary, type BountyVocabulary } from './bounty-vocabulary-render.js';
 import { type CachedDocument, cachePrefix, documentOfJson, type PublicCache } from '../cache.js';
-import { bountyListJson } from './bounty-json.js';
+import { bountyJsonOfStored, bountyListJsonOfBodies } from './bounty-json.js';
 import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseStoredJson } from '../values.js';
 
 /** Most comma-separated alternatives one filter takes. */
@@ -207,20 +207,26 @@ export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
   };
 }
 
+/** A request shape as parsed: its cache key, and its list compiled (see `BountiesRepository.prepare`). */
+interface ParsedList {
+  key: string;
+  run: PreparedBountyList;
+}
+
 /** Request shapes whose parsed filter and cache key are remembered (a repeated query string skips parsing). */
 const PARSED_QUERIES_KEPT = 1000;
 const MAX_REMEMBERED_QUERY_LENGTH = 1024;
 
 export function bountyService(bounties: BountiesRepository, cache: PublicCache, clock: () => number = Date.now) {
-  const parsed = new Map<string, { key: string; filter: BountyListFilter }>();
+  const parsed = new Map<string, ParsedList>();
 
-  function parse(query: BountyListQuery, baseUrl: string, requestKey: string | undefined) {
+  function parse(query: BountyListQuery, baseUrl: string, requestKey: string | undefined): ParsedList {
     // Long query strings (a github_url list may run to 20 000 characters) are parsed each time, so the memo stays small.
     const memoKey = requestKey === undefined || requestKey.length > MAX_REMEMBERED_QUERY_LENGTH ? undefined : `${baseUrl}|${requestKey}`;
     const known = memoKey === undefined ? undefined : parsed.get(memoKey);
     if (known) return known;
     const filter = parseBountyQuery(query);
-    const entry = { key: `${cachePrefix.bounties}${baseUrl}|${JSON.stringify(filter)}`, filter };
+    const entry = { key: `${cachePrefix.bounties}${baseUrl}|${JSON.stringify(filter)}`, run: bounties.prepare(filter) };
     if (memoKey !== undefined) {
       if (parsed.size >= PARSED_QUERIES_KEPT) parsed.clear();
       parsed.set(memoKey, entry);
@@ -236,11 +242,11 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
      * string always parses to the same filter.
      */
     async list(query: BountyListQuery, baseUrl: string, requestKey?: string): Promise<CachedDocument> {
-      const { key, filter } = parse(query, baseUrl, requestKey);
+      const { key, run } = parse(query, baseUrl, requestKey);
       return cache.document(key, async () => {
         const now = clock();
-        const page = await bounties.list(filter, now);
-        return documentOfJson(bountyListJson(page.rows, baseUrl, now), now, page.total);
+        const page = await run(now);
+        return documentOfJson(bountyListJsonOfBodies(page.rows, baseUrl, now), now, page.total);
       });
     },
 
@@ -248,8 +254,10 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
     async get(id: number, baseUrl: string): Promise<CachedDocument | null> {
       checkPaging({ pk: id, limit: 0, offset: 0 });
       const document = await cache.document(`${cachePrefix.bounties}${baseUrl}|pk=${id}`, async () => {
-        const row = await bounties.get(id);
-        return row ? renderBounty(row, baseUrl, clock()) : null;
+        const [stored] = await bounties.bodies([id]);
+        if (!stored) return null;
+        const now = clock();
+        return documentOfJson(bountyJsonOfStored(stored, baseUrl, now), now);
       });
       return document.bytes.length === 4 && document.body === 'null' ? null : document;
     },

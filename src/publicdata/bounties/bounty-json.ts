@@ -5,13 +5,29 @@ import type { BountyRow } from './bounties.repository.js';
  * the row: the same keys in the same order, but no intermediate object, and the
  * stored JSON columns (written by the import with JSON.stringify) copied as
  * they are instead of parsed and serialised again. A list of 50 bounties is
- * about 100 KB; this is what an uncached list spends its JavaScript time on.
- * `bounty-json.test.ts` checks it against `JSON.stringify(renderBounty(row))`.
+ * about 100 KB; this is what an uncached list spent its JavaScript time on, so
+ * the import stores each bounty's text (`bountyBody`, table `bounty_bodies`) and
+ * a list only joins the stored texts. `bounty-json.test.ts` checks both against
+ * `JSON.stringify(renderBounty(row))`.
  */
 export function bountyJson(row: BountyRow, baseUrl: string, nowText: string): string {
-  return (
-    `{"pk":${row.id}` +
-    `,"url":${str(`${baseUrl}/api/v0.1/bounties/?pk=${row.id}`)}` +
+  const body = bountyBody(row);
+  return bountyJsonOfBody(row.id, body.head, body.tail, escapedBase(baseUrl), nowText);
+}
+
+/**
+ * The two parts of a bounty's JSON that depend on the row alone. The rest depends on the
+ * request: `pk` and `url` come first (the url holds the request's base URL), and `now` (when
+ * the response was built) sits between `value_in_usdt_now` and `action_urls`; so the text is
+ * stored as the part before `now` (`head`, from `,"created_on"`) and the part after it (`tail`).
+ */
+export interface BountyBody {
+  head: string;
+  tail: string;
+}
+
+export function bountyBody(row: BountyRow): BountyBody {
+  const head =
     `,"created_on":${date(row.created_on)}` +
     `,"modified_on":${date(row.modified_on)}` +
     `,"title":${str(row.title)}` +
@@ -31,8 +47,8 @@ export function bountyJson(row: BountyRow, baseUrl: string, nowText: string): st
     `,"expires_date":${date(row.expires_date)}` +
     `,"value_in_eth":${decimal(row.value_in_eth)}` +
     `,"value_in_usdt":${decimal(row.value_in_usdt)}` +
-    `,"value_in_usdt_now":${decimal(row.value_in_usdt_now)}` +
-    `,"now":${nowText}` +
+    `,"value_in_usdt_now":${decimal(row.value_in_usdt_now)}`;
+  const tail =
     `,"action_urls":${row.action_urls}` +
     `,"paid":${row.paid}` +
     `,"is_open":${row.is_open === 1}` +
@@ -70,15 +86,50 @@ export function bountyJson(row: BountyRow, baseUrl: string, nowText: string): st
     `,"token_value_in_usdt":${decimal(row.token_value_in_usdt)}` +
     `,"value_true":${decimal(row.value_true)}` +
     `,"privacy_preferences":${stored(row.privacy_preferences)}` +
-    `,"fulfillments":${stored(row.fulfillments)}}`
+    `,"fulfillments":${stored(row.fulfillments)}}`;
+  return { head, tail };
+}
+
+/** A stored bounty of a list page: its id and its stored text. */
+export interface BountyBodyRow extends BountyBody {
+  id: number;
+}
+
+/**
+ * The base URL as it appears inside the JSON string of `url`: JSON escapes each UTF-16
+ * unit on its own, so the escaped base followed by the (ASCII) path is the escaped url.
+ */
+export function escapedBase(baseUrl: string): string {
+  return JSON.stringify(baseUrl).slice(1, -1);
+}
+
+function bountyJsonOfBody(id: number, head: string, tail: string, base: string, nowText: string): string {
+  return `{"pk":${id},"url":"${base}/api/v0.1/bounties/?pk=${id}"${head},"now":${nowText}${tail}`;
+}
+
+/** A JSON array of bounties (what a list document holds), from rows. */
+export function bountyListJson(rows: BountyRow[], baseUrl: string, now: number): string {
+  return bountyListJsonOfBodies(
+    rows.map((row) => ({ id: row.id, ...bountyBody(row) })),
+    baseUrl,
+    now,
   );
 }
 
-/** A JSON array of bounties (what a list document holds). */
-export function bountyListJson(rows: BountyRow[], baseUrl: string, now: number): string {
+/** One bounty's JSON from its stored text (the detail route). */
+export function bountyJsonOfStored(row: BountyBodyRow, baseUrl: string, now: number): string {
+  return bountyJsonOfBody(row.id, row.head, row.tail, escapedBase(baseUrl), date(now));
+}
+
+/** A JSON array of bounties from their stored texts: concatenation only. */
+export function bountyListJsonOfBodies(rows: BountyBodyRow[], baseUrl: string, now: number): string {
   const nowText = date(now);
+  const base = escapedBase(baseUrl);
   let json = '[';
-  for (let i = 0; i < rows.length; i++) json += (i === 0 ? '' : ',') + bountyJson(rows[i]!, baseUrl, nowText);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    json += (i === 0 ? '' : ',') + bountyJsonOfBody(row.id, row.head, row.tail, base, nowText);
+  }
   return `${json}]`;
 }
 

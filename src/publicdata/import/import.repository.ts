@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connection.js';
 import type { BountyPeopleTable } from '../../db/tables/bounty-vocabulary.js';
+import { bountyBody } from '../bounties/bounty-json.js';
 import type { BountiesTable, ContributionsTable, GrantRoundsTable, GrantsTable, ProfilesTable } from '../../db/tables/public-data.js';
 
 /** Bind parameters per statement, below SQLite's 32766 and PostgreSQL's 65535. */
@@ -55,7 +56,12 @@ export function importRepository(db: Db) {
     upsertRounds: (rows: GrantRoundsTable[]) => upsert('grant_rounds', 'number', rows),
     upsertGrants: (rows: GrantsTable[]) => upsert('grants', 'id', rows),
     upsertContributions: (rows: ContributionsTable[]) => upsert('contributions', 'id', rows),
-    upsertBounties: (rows: BountiesTable[]) => upsert('bounties', 'id', rows),
+    /** Bounties with their stored JSON (`bounty_bodies`, migration 0020): every write of a bounty row goes through here. */
+    async upsertBounties(rows: BountiesTable[]): Promise<UpsertCount> {
+      const counts = await upsert('bounties', 'id', rows);
+      await upsert('bounty_bodies', 'bounty_id', rows.map((row) => ({ bounty_id: row.id, ...bountyBody(row) })));
+      return counts;
+    },
 
     /** Replaces the interested workers and fulfillers of each given bounty. */
     async replaceBountyPeople(bountyIds: number[], rows: BountyPeopleTable[]): Promise<void> {

