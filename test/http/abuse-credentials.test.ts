@@ -233,5 +233,6 @@ describe.each(databaseKinds)('abuse of every documented operation on %s', (kind)
   // figure includes the other threads of this process (GC, the database driver), hence the margin
 
   // Runs last: every request above was timed.
-  itSpentNoMoreThanTheCpuBudget(kind, run, 100);
+  // About 90 fixed requests plus the fast-check runs (187 with the default ABUSE_RUNS).
+  itSpentNoMoreThanTheCpuBudget(kind, run, 50);
 });
