@@ -24,28 +24,26 @@
  * released.
  *
  * The processes run src/ transpiled once by esbuild into a private directory (see buildCli).
+ * Helpers: cluster-environment.ts (services, skip), cluster-processes.ts (processes, HTTP),
+ * cluster-fixtures.ts (stamps, expected scores), worker-logs.ts (runs, overlaps, takeovers).
  * Needs PostgreSQL (TEST_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test)
  * and Redis (TEST_REDIS_URL, default redis://127.0.0.1:6379); without them a local run skips,
  * under CI=true it fails. CLUSTER_SEED=<n> replays a run's addresses and stamp choices.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeSettings } from '../../src/config/index.js';
-import { loadCatalogue } from '../../src/scoring/stamps/catalogue.js';
-import { DEV_ISSUER_KEY_FILE, issueCredential, type StampCredential } from '../../src/scoring/stamps/dev-issuer.js';
-import { type CandidateStamp, computeScore, type NullifierHold } from '../../src/scoring/scorers/engine.js';
+import type { NullifierHold } from '../../src/scoring/scorers/engine.js';
+import { DEV_ISSUER_KEY_FILE } from '../../src/scoring/stamps/dev-issuer.js';
 import { buildCli, freePort, withTimeout } from '../helpers/processes.js';
-
-const repoDir = fileURLToPath(new URL('../../', import.meta.url));
-const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { adminUrl, redisUrl, repoDir, unavailableReason } from './cluster-environment.js';
+import { buildFixtures, type SharingGroup, scoreMismatches, seededRandom, usableStamps, type Wallet } from './cluster-fixtures.js';
+import { childEnv, cliJson, request, runStampgate, type StampgateProcess, spawned, useCli, waitUntil, workerOwner } from './cluster-processes.js';
+import { overlapsOf, problemLines, type Run, runsByJob, runsOf, takeoversOf, unfinishedCount } from './worker-logs.js';
 
 const LEASE_MS = 2000;
 const POLL_MS = 100;
@@ -55,377 +53,8 @@ const SUBMISSIONS = 500;
 const CLIENT_PARALLELISM = 8;
 const TIER1_BUDGET = 125;
 const SHUTDOWN_LIMIT_MS = 15_000;
-/**
- * A lease runs from the clock reading a worker takes just before its claim transaction; its
- * `scoring job started` line is written after that transaction commits. A takeover must start
- * at least LEASE_MS after the claim, so at least LEASE_MS minus this slack after the line. (Exact
- * instead when the started line carries `leaseExpiresAt`.)
- */
-const CLAIM_SLACK_MS = 250;
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-
-// ---------------------------------------------------------------------------
-// Whether this can run here
-
-async function unavailableReason(): Promise<string | null> {
-  if (process.env.STAMPGATE_CLUSTER_TEST !== '1') return 'it runs only with `npm run test:cluster` (vitest.cluster.config.ts)';
-  const problems: string[] = [];
-  const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    problems.push(`PostgreSQL at ${adminUrl} is unreachable (${(error as Error).message})`);
-  } finally {
-    await admin.end().catch(() => {});
-  }
-  const redis = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    problems.push(`Redis at ${redisUrl} is unreachable (${(error as Error).message})`);
-  } finally {
-    redis.disconnect();
-  }
-  if (problems.length === 0) return null;
-  if (process.env.CI === 'true') throw new Error(`The cluster test needs PostgreSQL and Redis under CI: ${problems.join('; ')}`);
-  console.warn(`Cluster test skipped: ${problems.join('; ')} (set TEST_POSTGRES_URL / TEST_REDIS_URL).`);
-  return problems.join('; ');
-}
 
 const skipReason = await unavailableReason();
-
-// ---------------------------------------------------------------------------
-// Processes
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  at: number;
-}
-
-/** A running `stampgate` process with its stdout split into lines. */
-class StampgateProcess {
-  readonly lines: string[] = [];
-  readonly stderr: string[] = [];
-  lastOutputAt = Date.now();
-  exit: Exit | null = null;
-  /** When the process ended (its 'exit' event). */
-  readonly exited: Promise<Exit>;
-  /** When its output streams are drained too (every log line read). */
-  readonly closed: Promise<void>;
-  #partial = '';
-  readonly #wake = new Set<() => void>();
-
-  constructor(
-    readonly label: string,
-    readonly child: ChildProcess,
-  ) {
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      const parts = (this.#partial + chunk).split('\n');
-      this.#partial = parts.pop() ?? '';
-      this.lines.push(...parts);
-      this.lastOutputAt = Date.now();
-      for (const wake of this.#wake) wake();
-    });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => this.stderr.push(chunk));
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exit = { code, signal, at: Date.now() };
-        for (const wake of this.#wake) wake();
-        resolve(this.exit);
-      });
-    });
-    this.closed = new Promise((resolve) => {
-      child.once('close', () => {
-        if (this.#partial !== '') this.lines.push(this.#partial);
-        this.#partial = '';
-        resolve();
-      });
-    });
-  }
-
-  get pid(): number {
-    return this.child.pid ?? -1;
-  }
-
-  /** The first stdout line that matches; fails when the process ends first or time runs out. */
-  waitForLine(match: (line: string) => boolean, timeoutMs: number): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`${this.label}: no matching line within ${timeoutMs} ms\n${this.tail()}`)), timeoutMs);
-      const check = () => {
-        const line = this.lines.find(match);
-        if (line !== undefined) done(null, line);
-        else if (this.exit) done(new Error(`${this.label} exited (${JSON.stringify(this.exit)}) before the expected line\n${this.tail()}`));
-      };
-      const done = (error: Error | null, line?: string) => {
-        clearTimeout(timer);
-        this.#wake.delete(check);
-        if (error) reject(error);
-        else resolve(line as string);
-      };
-      this.#wake.add(check);
-      check();
-    });
-  }
-
-  tail(lines = 15): string {
-    return [
-      `--- ${this.label} (pid ${this.pid}) stdout tail`,
-      ...this.lines.slice(-lines),
-      `--- ${this.label} stderr`,
-      this.stderr.join('').slice(-3000),
-    ].join('\n');
-  }
-}
-
-
-let cliPath = '';
-/** Every process the test started, so that none outlives it. */
-const spawned: StampgateProcess[] = [];
-
-function runStampgate(label: string, args: string[], env: NodeJS.ProcessEnv): StampgateProcess {
-  if (!cliPath) throw new Error('buildCli first');
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const proc = new StampgateProcess(label, child);
-  spawned.push(proc);
-  return proc;
-}
-
-/** A one-shot CLI command; fails the test unless it exits 0. Returns its stdout. */
-async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const proc = runStampgate(`stampgate ${args.slice(0, 2).join(' ')}`, args, env);
-  const exit = await proc.exited;
-  await proc.closed;
-  if (exit.code !== 0) throw new Error(`stampgate ${args.join(' ')} exited ${JSON.stringify(exit)}\n${proc.tail()}`);
-  return proc.lines.join('\n');
-}
-
-function cliJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
-  return cli([...args, '--json'], env).then((out) => JSON.parse(out) as T);
-}
-
-
-/** The environment every process gets: the runner's, minus any Stampgate setting it happens to carry. */
-function childEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const { name } of describeSettings()) delete env[name];
-  delete env.NODE_OPTIONS;
-  return { ...env, ...settings };
-}
-
-async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-
-// ---------------------------------------------------------------------------
-// HTTP
-
-interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-async function request(port: number, method: 'GET' | 'POST', path: string, key: string, body?: unknown): Promise<HttpResult> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, headers: response.headers, body: parsed };
-}
-
-// ---------------------------------------------------------------------------
-// Fixtures
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed with CLUSTER_SEED. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-interface CatalogueJson {
-  platforms: { groups: { stamps: { name: string; weight: string; deprecated?: boolean }[] }[] }[];
-}
-
-/** Decimal text → integer count of 1e-5 (catalogue and override weights have ≤ 5 fraction digits). */
-function units(text: string): bigint {
-  const [whole, fraction = ''] = text.split('.');
-  if (fraction.length > 5) throw new Error(`unexpected precision in ${text}`);
-  return BigInt(whole ?? '0') * 100_000n + BigInt(fraction.padEnd(5, '0'));
-}
-
-function formatUnits(value: bigint): string {
-  return `${value / 100_000n}.${(value % 100_000n).toString().padStart(5, '0')}`;
-}
-
-interface IssuedStamp {
-  id: string;
-  provider: string;
-  nullifiers: string[];
-  issuanceDate: Date;
-  expirationDate: Date;
-}
-
-interface Wallet {
-  address: string;
-  stamps: IssuedStamp[];
-  credentials: StampCredential[];
-  /** The sharing group, for the first 12 addresses. */
-  group: number | null;
-}
-
-interface SharingGroup {
-  provider: string;
-  nullifier: string;
-  members: string[];
-}
-
-function buildFixtures(seed: number, privateKey: Hex, pool: string[]) {
-  const random = seededRandom(seed);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const now = Date.now();
-  const expiresAt = new Date(now + 90 * DAY);
-  let stampId = 0;
-  const groups: SharingGroup[] = [0, 1, 2, 3].map((g) => ({
-    provider: pool[g] as string,
-    nullifier: `cluster-test-${seed}-shared-${g}`,
-    members: [],
-  }));
-  const wallets: Wallet[] = [];
-  for (let i = 0; i < ADDRESSES; i++) {
-    const address = `0x${Array.from({ length: 40 }, () => pick([...'0123456789abcdef'])).join('')}`;
-    const group = i < 12 ? Math.floor(i / 3) : null;
-    const wallet: Wallet = { address, stamps: [], credentials: [], group };
-    const issue = (provider: string, issuedAt: Date, nullifiers?: string[]) => {
-      const credential = issueCredential({ privateKey, address, provider, nullifiers, issuedAt, expiresAt });
-      wallet.credentials.push(credential);
-      wallet.stamps.push({
-        id: String(++stampId),
-        provider,
-        nullifiers: credential.credentialSubject.nullifiers,
-        issuanceDate: new Date(credential.issuanceDate),
-        expirationDate: new Date(credential.expirationDate),
-      });
-    };
-    const sharing = group === null ? null : (groups[group] as SharingGroup);
-    if (sharing) {
-      sharing.members.push(address);
-      issue(sharing.provider, new Date(now - HOUR), [sharing.nullifier]);
-      // The third member also has an older stamp of the same provider with a nullifier of its
-      // own: when another member holds the shared one, this one must count instead.
-      if (i % 3 === 2) issue(sharing.provider, new Date(now - 3 * HOUR));
-    }
-    const others = pool.filter((p) => p !== sharing?.provider);
-    const count = 1 + Math.floor(random() * 5);
-    const chosen = new Set<string>();
-    while (chosen.size < count) chosen.add(pick(others));
-    for (const provider of chosen) issue(provider, new Date(now - HOUR - Math.floor(random() * HOUR)));
-    wallets.push(wallet);
-  }
-  return { wallets, groups };
-}
-
-// ---------------------------------------------------------------------------
-// Worker logs
-
-interface Run {
-  owner: string;
-  worker: string;
-  key: string;
-  start: number;
-  end: number;
-  /** The settled outcome, or null for a run its worker never finished (killed). */
-  outcome: string | null;
-  /** When the run's lease ran out, if the worker logs it (`leaseExpiresAt` on the started line). */
-  leaseExpiresAt: number | null;
-}
-
-interface JobLine {
-  msg: string;
-  owner: string;
-  scorerId: number;
-  address: string;
-  at: number;
-  outcome?: string;
-  /** Optional (not logged today): the lease end on `started`, the clock before the completion on `settled`. */
-  leaseExpiresAt?: number;
-  completingAt?: number;
-}
-
-function jobLines(proc: StampgateProcess): JobLine[] {
-  return proc.lines
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as JobLine)
-    .filter((line) => line.msg === 'scoring job started' || line.msg === 'scoring job settled');
-}
-
-/** Pairs each worker's started and settled lines into runs; unfinished runs end at `endOfUnfinished`. */
-function runsOf(proc: StampgateProcess, endOfUnfinished: number): { runs: Run[]; unfinished: Run[] } {
-  const open = new Map<string, Run[]>();
-  const runs: Run[] = [];
-  for (const line of jobLines(proc)) {
-    const key = `${line.scorerId}:${line.address}`;
-    if (line.msg === 'scoring job started') {
-      const run: Run = { owner: line.owner, worker: proc.label, key, start: line.at, end: Number.NaN, outcome: null, leaseExpiresAt: line.leaseExpiresAt ?? null };
-      open.set(key, [...(open.get(key) ?? []), run]);
-      runs.push(run);
-    } else {
-      const run = open.get(key)?.shift();
-      if (!run) throw new Error(`${proc.label}: settled line without a started line: ${JSON.stringify(line)}`);
-      // A run holds its job until its completion commits, which is logged just after; a clock
-      // reading taken before the completion, where logged, is a bound that cannot overstate it.
-      run.end = line.completingAt ?? line.at;
-      run.outcome = line.outcome ?? '?';
-    }
-  }
-  const unfinished = runs.filter((r) => r.outcome === null);
-  for (const run of unfinished) run.end = endOfUnfinished;
-  return { runs, unfinished };
-}
-
-/** Log lines at `level` or above (pino: 40 warn, 50 error), labelled by process. */
-function problemLines(procs: StampgateProcess[], level: number): string[] {
-  return procs.flatMap((proc) =>
-    proc.lines
-      .filter((line) => line.startsWith('{') && (JSON.parse(line) as { level: number }).level >= level)
-      .map((line) => `${proc.label}: ${line.slice(0, 600)}`),
-  );
-}
-
-function unfinishedCount(proc: StampgateProcess): number {
-  let open = 0;
-  for (const line of jobLines(proc)) open += line.msg === 'scoring job started' ? 1 : -1;
-  return open;
-}
-
-// ---------------------------------------------------------------------------
 
 describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one PostgreSQL, one Redis', () => {
   const seed = Number(process.env.CLUSTER_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -468,11 +97,6 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
     return proc;
   }
 
-  async function ownerOf(proc: StampgateProcess): Promise<string> {
-    const line = await proc.waitForLine((l) => l.startsWith('Scoring worker '), 120_000);
-    return (/^Scoring worker (\S+) started\.$/.exec(line) ?? [])[1] as string;
-  }
-
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), 'stampgate-cluster-'));
     dataDir = join(workDir, 'data');
@@ -493,7 +117,7 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
     console.log(`cluster test: seed ${seed} (CLUSTER_SEED=${seed} replays it), database ${databaseName}, DATA_DIR ${dataDir}`);
     let since = Date.now();
     mkdirSync(join(workDir, 'build'));
-    cliPath = await buildCli(join(workDir, 'build'));
+    useCli(await buildCli(join(workDir, 'build')));
     mark('build (esbuild)', since);
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
@@ -508,17 +132,14 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
     const account = await cliJson<{ id: number }>(['accounts', 'create', '--name', 'Cluster test'], cliEnv);
     mark('first CLI command (migrations)', since);
 
-    const catalogue = JSON.parse(readFileSync(join(repoDir, 'assets', 'stamp-catalogue.json'), 'utf8')) as CatalogueJson;
-    const usable = catalogue.platforms
-      .flatMap((p) => p.groups.flatMap((g) => g.stamps))
-      .filter((s) => !s.deprecated && units(s.weight) > 0n);
+    const usable = usableStamps(join(repoDir, 'assets', 'stamp-catalogue.json'));
     pool = usable.map((s) => s.name);
     const overrides = { [pool[0] as string]: '2.5' };
     weightOf = (provider) => overrides[provider] ?? (usable.find((s) => s.name === provider)?.weight as string);
 
     since = Date.now();
     const privateKey = readFileSync(join(dataDir, DEV_ISSUER_KEY_FILE), 'utf8').trim() as Hex;
-    ({ wallets, groups } = buildFixtures(seed, privateKey, pool));
+    ({ wallets, groups } = buildFixtures(seed, privateKey, pool, ADDRESSES));
     const stampsFile = join(dataDir, 'stamps.json');
     writeFileSync(stampsFile, JSON.stringify(wallets.map((w) => ({ address: w.address, credentials: w.credentials }))));
     mark('issue credentials', since);
@@ -557,7 +178,7 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
         return ready?.status === 200 ? true : undefined;
       }, 100);
     }
-    for (const proc of workerProcs) workers.push({ proc, owner: await ownerOf(proc) });
+    for (const proc of workerProcs) workers.push({ proc, owner: await workerOwner(proc) });
     mark('until 2 API processes and 2 workers are up', since);
   });
 
@@ -672,7 +293,7 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
       return list.count === ADDRESSES && list.items.every((item) => item.status === 'DONE') ? list.items : undefined;
     }, 250);
     mark('until every score DONE after the last submission', since);
-    workers.push({ proc: replacement, owner: await ownerOf(replacement) });
+    workers.push({ proc: replacement, owner: await workerOwner(replacement) });
 
     // Expected scores: the engine over the stamps issued here and the final nullifier holds
     // (they decide which member of a sharing group got the shared stamp), cross-checked with a
@@ -684,30 +305,8 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
     const holds = new Map<string, NullifierHold>(
       holdRows.rows.map((h) => [h.nullifier, { address: h.address, expiresAt: new Date(Number(h.expires_at)) }]),
     );
-    const catalogue = loadCatalogue();
-    const byAddress = new Map(items.map((item) => [item.address, item]));
-    const mismatches: string[] = [];
-    for (const wallet of wallets) {
-      const stamps: CandidateStamp[] = wallet.stamps.map((s) => ({ ...s, valid: true }));
-      const engine = computeScore({
-        address: wallet.address,
-        scorer: { type: scorer.type, threshold: scorer.threshold, weights: scorer.weights },
-        defaultWeights: catalogue.defaultWeights,
-        now: new Date(),
-        stamps,
-        holds,
-      });
-      const providers = new Set<string>();
-      for (const stamp of wallet.stamps) {
-        const shared = stamp.nullifiers.find((n) => groups.some((g) => g.nullifier === n));
-        if (shared === undefined || holds.get(shared)?.address === wallet.address) providers.add(stamp.provider);
-      }
-      const plainSum = formatUnits([...providers].reduce((sum, p) => sum + units(weightOf(p)), 0n));
-      const actual = byAddress.get(wallet.address)?.score;
-      if (engine.score !== plainSum || actual !== engine.score) {
-        mismatches.push(`${wallet.address} (group ${wallet.group}): service ${actual}, engine ${engine.score}, catalogue sum ${plainSum}`);
-      }
-    }
+    const serviceScores = new Map(items.map((item) => [item.address, item.score]));
+    const mismatches = scoreMismatches({ wallets, groups, holds, scorer, weightOf, serviceScores });
     expect(mismatches).toEqual([]);
 
     // Deduplication: each shared nullifier is held by exactly one member of its group, which got
@@ -777,29 +376,11 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
     expect(victimUnfinished.length).toBe(victim.unfinishedAtKill);
     expect(victimUnfinished.length).toBeGreaterThan(0);
 
-    const byKey = new Map<string, Run[]>();
-    for (const run of all) byKey.set(run.key, [...(byKey.get(run.key) ?? []), run]);
-    const overlaps: string[] = [];
-    let closestGap = Number.POSITIVE_INFINITY;
-    for (const runs of byKey.values()) {
-      runs.sort((a, b) => a.start - b.start);
-      let latest = runs[0] as Run;
-      for (const run of runs.slice(1)) {
-        if (run.start < latest.end) {
-          overlaps.push(`${run.key}: ${latest.worker} ${latest.start}–${latest.end} (${latest.outcome ?? 'killed'}) and ${run.worker} from ${run.start}`);
-        } else {
-          closestGap = Math.min(closestGap, run.start - latest.end);
-        }
-        if (run.end > latest.end) latest = run;
-      }
-    }
+    const byKey = runsByJob(all);
+    const { overlaps, closestGap } = overlapsOf(byKey);
     expect(overlaps).toEqual([]);
 
-    const takeovers = victimUnfinished.map((lost) => {
-      const next = (byKey.get(lost.key) ?? []).find((r) => r.start > lost.start && r.owner !== lost.owner);
-      const leaseEnd = lost.leaseExpiresAt ?? lost.start + LEASE_MS - CLAIM_SLACK_MS;
-      return { key: lost.key, afterStartMs: next ? next.start - lost.start : null, afterLeaseEndMs: next ? next.start - leaseEnd : null, by: next?.worker ?? null };
-    });
+    const takeovers = takeoversOf(victimUnfinished, byKey, LEASE_MS);
     for (const takeover of takeovers) {
       expect(takeover.afterLeaseEndMs, `${takeover.key} was never taken over`).not.toBeNull();
       expect(takeover.afterLeaseEndMs as number, `${takeover.key} taken over before its lease ran out`).toBeGreaterThanOrEqual(0);

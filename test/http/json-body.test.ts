@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEPTH_SCAN_MIN_BYTES, nestingDepthExceeds } from '../../src/http/json-body.js';
-import { deeplyNested } from '../helpers/abuse.js';
+import { deeplyNested } from '../helpers/abuse/arbitraries.js';
 import { createTestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 

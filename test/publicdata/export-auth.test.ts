@@ -2,13 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
-import { checkPublicDataConfig } from '../../src/publicdata/public-data-services.js';
-import { encodeCookie, safeNext } from '../../src/publicdata/exports/oauth.js';
+import { encodeCookie } from '../../src/publicdata/exports/oauth.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds, openMigratedTestDatabase } from '../helpers/databases.js';
-import { createAppContext } from '../../src/app-context.js';
-import { buildServer } from '../../src/server.js';
+import { databaseKinds } from '../helpers/databases.js';
 import { fullFixture, importOk, wallet } from './fixtures.js';
 
 const GRANT1 = '/grants/v1/api/export_addresses/grant1.json';
@@ -353,57 +349,5 @@ describe.each(databaseKinds)('grant team login and export credentials on %s', (k
     const refused = await loginFlow({ userinfo: { login: 'alice' } });
     expect(refused.statusCode).toBe(502);
     expect(refused.json()).toEqual({ detail: expect.stringContaining('HTTP 400'), code: 'upstream_unavailable' });
-  });
-});
-
-describe('login configuration', () => {
-  it('answers /grants/login with 404 when OAuth is not configured', async () => {
-    const t = await createTestApp('sqlite');
-    try {
-      const res = await t.app.inject('/grants/login');
-      expect(res.statusCode).toBe(404);
-      expect(res.json().code).toBe('not_found');
-    } finally {
-      await t.close();
-    }
-  });
-
-  it('refuses to build the server in production with OAuth configured but no SESSION_SECRET', async () => {
-    const { test, database } = await openMigratedTestDatabase('sqlite');
-    try {
-      const config = loadConfig({ STAMPGATE_ENV: 'production', PUBLIC_BASE_URL: 'https://passport.example.org', OAUTH_CLIENT_ID: 'id', OAUTH_CLIENT_SECRET: 's', DATABASE_URL: test.url });
-      const ctx = await createAppContext(config, database);
-      await expect(buildServer(ctx, { logger: false })).rejects.toThrow(/SESSION_SECRET must be set/);
-    } finally {
-      await database.close();
-      await test.drop();
-    }
-  });
-
-  it('checks the login settings', () => {
-    const base = { STAMPGATE_ENV: 'production', OAUTH_CLIENT_ID: 'id', OAUTH_CLIENT_SECRET: 'secret' };
-    expect(() => checkPublicDataConfig(loadConfig(base))).toThrow(ConfigError);
-    expect(() => checkPublicDataConfig(loadConfig(base))).toThrow(/SESSION_SECRET must be set/);
-    expect(() => checkPublicDataConfig(loadConfig({ ...base, SESSION_SECRET: 'x'.repeat(32) }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ ...base, STAMPGATE_ENV: 'development' }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ ...base, PUBLIC_DATA_API_ENABLED: 'false' }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ STAMPGATE_ENV: 'production' }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ OAUTH_CLIENT_ID: 'id' }))).toThrow(/OAUTH_CLIENT_SECRET/);
-  });
-});
-
-describe('safeNext', () => {
-  it.each([
-    ['/grants/v1/api/export_addresses/grant1.json', '/grants/v1/api/export_addresses/grant1.json'],
-    ['/grants/x?y=1&z=%C3%A9', '/grants/x?y=1&z=%C3%A9'],
-    ['//evil.example', '/grants/grants.json'],
-    ['/\\evil.example', '/grants/grants.json'],
-    ['https://evil.example/', '/grants/grants.json'],
-    ['/grants/é', '/grants/grants.json'],
-    ['/grants/a b', '/grants/grants.json'],
-    ['/grants/\r\nSet-Cookie: x', '/grants/grants.json'],
-    ['', '/grants/grants.json'],
-  ])('%j → %s', (next, expected) => {
-    expect(safeNext(next)).toBe(expected);
   });
 });

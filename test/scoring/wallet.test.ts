@@ -4,7 +4,6 @@ import { createSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { credentialDigest } from '../../src/scoring/stamps/credentials.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
-import { parseSiweMessageStrict } from '../../src/scoring/wallet/siwe.js';
 import { createWalletServices, type WalletServices } from '../../src/scoring/wallet/wallet-services.js';
 import { SIWE_CLOCK_SKEW_MS, type SiweSite, siweSite } from '../../src/scoring/wallet/wallet-sessions.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -19,68 +18,6 @@ const STRANGER_KEY: Hex = '0x8da4ef21b864d2cc526dbdb2a120bd2874c36c9d0a1fb7f8c63
 const alice = testWallet(201);
 const bob = testWallet(202);
 const site: SiweSite = siweSite('https://stampgate.example');
-
-describe('EIP-4361 message reading', () => {
-  const base = {
-    address: '0xA0Cf798816D4b9b9866b5330EEa46a18382f251e' as const,
-    chainId: 10,
-    domain: 'stampgate.example',
-    nonce: 'abcdef0123456789',
-    uri: 'https://stampgate.example/login',
-    version: '1' as const,
-    issuedAt: new Date('2026-11-21T10:00:00.000Z'),
-    expirationTime: new Date('2026-11-21T10:10:00.000Z'),
-  };
-
-  it('reads what viem writes, with and without the optional fields', () => {
-    const full = createSiweMessage({
-      ...base,
-      scheme: 'https',
-      statement: 'Sign in please.',
-      notBefore: new Date('2026-11-21T10:01:00.000Z'),
-      requestId: 'req-1',
-      resources: ['https://a.example/1', 'ipfs://b'],
-    });
-    expect(parseSiweMessageStrict(full)).toEqual({
-      ...base,
-      scheme: 'https',
-      statement: 'Sign in please.',
-      notBefore: new Date('2026-11-21T10:01:00.000Z'),
-      requestId: 'req-1',
-      resources: ['https://a.example/1', 'ipfs://b'],
-    });
-    const bare = createSiweMessage({ ...base, expirationTime: undefined });
-    expect(parseSiweMessageStrict(bare)).toEqual({ ...base, expirationTime: undefined, issuedAt: base.issuedAt });
-    expect(parseSiweMessageStrict(bare).expirationTime).toBeUndefined();
-  });
-
-  it('reads a message without statement in the grammar’s form and in the older two-line-feed form', () => {
-    const grammarForm = createSiweMessage(base);
-    expect(grammarForm).toContain(`${base.address}\n\n\nURI: `);
-    const olderForm = grammarForm.replace(`${base.address}\n\n\n`, `${base.address}\n\n`);
-    expect(parseSiweMessageStrict(olderForm)).toEqual(parseSiweMessageStrict(grammarForm));
-    // A fourth line feed is not either form.
-    expect(() => parseSiweMessageStrict(grammarForm.replace('\n\n\n', '\n\n\n\n'))).toThrow(/does not follow/);
-  });
-
-  it('refuses text around the message, other line endings, and malformed fields', () => {
-    const good = createSiweMessage(base);
-    const refused = (message: string, detail: RegExp) =>
-      expect(() => parseSiweMessageStrict(message)).toThrow(expect.objectContaining({ code: 'invalid_siwe_message', message: expect.stringMatching(detail) }));
-    refused('hello', /not a Sign-In with Ethereum/);
-    refused(`${good}\nExtra: line`, /does not follow the EIP-4361 format/);
-    refused(`Please sign\n${good}`, /does not follow/);
-    refused(good.replaceAll('\n', '\r\n'), /does not follow/);
-    refused(good.replace('Chain ID: 10', 'Chain ID: ten'), /Chain ID/);
-    refused(good.replace('Version: 1', 'Version: 2'), /Version must be 1/);
-    refused(good.replace(base.address, base.address.replace('A0Cf', 'a0CF')), /checksum/);
-    refused(good.replace(base.address, '0x1234'), /address is not 0x/);
-    refused(good.replace('Nonce: abcdef0123456789', 'Nonce: abc'), /Nonce/);
-    refused(good.replace('2026-11-21T10:10:00.000Z', 'tomorrow'), /Expiration Time.*RFC 3339/);
-    // An all-lower-case address is fine.
-    expect(parseSiweMessageStrict(good.replace(base.address, base.address.toLowerCase())).address).toBe(base.address.toLowerCase());
-  });
-});
 
 describe.each(databaseKinds)('wallet sign-in and stamp writes on %s', (kind) => {
   let t: TestApp;

@@ -1,0 +1,56 @@
+import { type AbuseRequest, describeRequest } from './requests.js';
+
+/**
+ * CPU time per request of a server running in this process (`inject`), worst first: the fuzz
+ * pass must find no request that costs more than a few milliseconds before it is answered.
+ * process.cpuUsage counts every thread of the process, so a figure is an upper bound.
+ */
+export class CpuCosts {
+  private worstCases: { id: string; request: AbuseRequest; ms: number }[] = [];
+  count = 0;
+
+  constructor(private readonly keep = 10) {}
+
+  async measure<T>(id: string, request: AbuseRequest, work: () => Promise<T>): Promise<T> {
+    const before = process.cpuUsage();
+    const result = await work();
+    const used = process.cpuUsage(before);
+    this.add(id, request, (used.user + used.system) / 1000);
+    return result;
+  }
+
+  add(id: string, request: AbuseRequest, ms: number): void {
+    this.count++;
+    if (this.worstCases.length >= this.keep && ms <= this.worstCases[this.worstCases.length - 1]!.ms) return;
+    this.worstCases.push({ id, request, ms });
+    this.worstCases.sort((a, b) => b.ms - a.ms);
+    this.worstCases.length = Math.min(this.worstCases.length, this.keep);
+  }
+
+  worst(): { id: string; request: string; ms: number }[] {
+    return this.worstCases.map((w) => ({ id: w.id, request: describeRequest(w.request), ms: w.ms }));
+  }
+
+  /**
+   * The requests over `limitMs`, each sent again up to `attempts` times and kept at its lowest
+   * cost: a request that is expensive stays over, one that met a garbage collection or a busy
+   * machine (another thread's CPU counts too) does not. Refused requests change nothing, so
+   * sending them again is harmless.
+   */
+  async confirmedOver(limitMs: number, replay: (request: AbuseRequest) => Promise<unknown>, attempts = 3): Promise<{ id: string; request: string; ms: number }[]> {
+    const over: { id: string; request: string; ms: number }[] = [];
+    for (const w of this.worstCases.filter((c) => c.ms > limitMs)) {
+      let lowest = w.ms;
+      // A streamed body was consumed by the first send: such a request stands as measured.
+      const replayable = w.request.payload === undefined || typeof w.request.payload === 'string' || Buffer.isBuffer(w.request.payload);
+      for (let i = 0; replayable && i < attempts && lowest > limitMs; i++) {
+        const before = process.cpuUsage();
+        await replay(w.request);
+        const used = process.cpuUsage(before);
+        lowest = Math.min(lowest, (used.user + used.system) / 1000);
+      }
+      if (lowest > limitMs) over.push({ id: w.id, request: describeRequest(w.request), ms: lowest });
+    }
+    return over;
+  }
+}
