@@ -43,6 +43,7 @@ export function openConfiguredDatabase(config: Config, log?: AvailabilityLog): D
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     queryTimeoutMs: config.databaseQueryTimeoutMs,
     poolSize: config.databasePoolSize,
+    preparedStatements: config.databasePreparedStatements,
     ...(log ? { log } : {}),
   });
 }

@@ -1,12 +1,13 @@
 import { availableParallelism } from 'node:os';
 /** Database connection settings. */
-import { databaseUrl, integer, type Settings } from './parse.js';
+import { databaseUrl, flag, integer, type Settings } from './parse.js';
 
 export interface DatabaseConfig {
   databaseUrl: string;
   databaseConnectTimeoutMs: number;
   databaseQueryTimeoutMs: number;
   databasePoolSize: number;
+  databasePreparedStatements: boolean;
 }
 
 export const databaseSettings: Settings<DatabaseConfig> = {
@@ -40,12 +41,23 @@ export const databaseSettings: Settings<DatabaseConfig> = {
     name: 'DATABASE_POOL_SIZE',
     description:
       'PostgreSQL connections one process keeps (SQLite uses one). More connections than the database server has cores only queue inside it; requests past the pool wait for a free connection up to DATABASE_CONNECT_TIMEOUT_MS',
-    defaultText: '2 × the cores of this machine + 2, at least 6',
+    defaultText: '2 × the cores of this machine + 2, from 6 to 10',
     parse: integer('DATABASE_POOL_SIZE', 1, 1000, defaultPoolSize()),
+  },
+
+  databasePreparedStatements: {
+    key: 'databasePreparedStatements',
+    name: 'DATABASE_PREPARED_STATEMENTS',
+    description:
+      'PostgreSQL: run parameterised statements as named prepared statements, parsed and planned once per connection. Turn off behind a transaction-mode pooler (PgBouncer `pool_mode=transaction`), where the next statement may reach another server session',
+    defaultText: 'true',
+    parse: flag('DATABASE_PREPARED_STATEMENTS', true),
   },
 };
 
 /** Enough for every core to have a query running while another waits on the network. */
 export function defaultPoolSize(): number {
-  return Math.max(6, 2 * availableParallelism() + 2);
+  // Capped at the former fixed size: several processes of a large machine must stay well under
+  // PostgreSQL's stock max_connections (100), each also holding one LISTEN connection.
+  return Math.min(10, Math.max(6, 2 * availableParallelism() + 2));
 }

@@ -97,9 +97,9 @@ export const scoringSettings: Settings<ScoringConfig> = {
     key: 'scoreCacheTtlMs',
     name: 'SCORE_CACHE_TTL_MS',
     description:
-      'How long a finished score (DONE or ERROR) may be answered from memory by the single-score read (0 disables). Not what keeps it right: every score write is announced to every process before it is acknowledged (SQLite: the database file tells; PostgreSQL: Redis, or LISTEN/NOTIFY without Redis), and while a process cannot hear the others it reads the database',
-    defaultText: '60000',
-    parse: integer('SCORE_CACHE_TTL_MS', 0, 3_600_000, 60_000),
+      'How long a finished score (DONE or ERROR) may be answered from memory by the single-score read (0 disables). Not what keeps it right: every score write is announced to every process before it is acknowledged (SQLite: the database file tells; PostgreSQL: Redis, or LISTEN/NOTIFY without Redis), and while a process cannot hear the others it reads the database; this bounds only an answer whose notice was lost',
+    defaultText: '10000',
+    parse: integer('SCORE_CACHE_TTL_MS', 0, 3_600_000, 10_000),
   },
 
   scoreCacheMaxEntries: {

@@ -50,6 +50,8 @@ export interface RowArrays {
 export interface OpenOptions {
   /** PostgreSQL pool size; SQLite always uses one connection. */
   poolSize?: number;
+  /** PostgreSQL: run parameterised statements as named prepared statements (default true). */
+  preparedStatements?: boolean;
   /** PostgreSQL schema to use (tests isolate themselves in throw-away schemas). */
   searchPath?: string;
   /** How long opening a connection, or waiting for a pooled one, may take (DATABASE_CONNECT_TIMEOUT_MS). */
@@ -107,19 +109,28 @@ function openPostgres(url: string, options: OpenOptions): Database {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const availability = new DatabaseAvailability(options.log);
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log: observeQueries(availability) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool) }), log: observeQueries(availability) });
   return { db, dialect: 'postgres', availability, url, close: () => db.destroy() };
 }
 
-// PostgreSQL's "cached plan must not change result type": a table changed under a prepared statement.
-const planChanged = '0A000';
+// Prepared statements gone wrong: a table changed under one ("cached plan must not change result
+// type"), or the server session is not the one that prepared it (a transaction-mode pooler, or a
+// DEALLOCATE): "does not exist", "already exists".
+const statementFaults = new Set(['0A000', '26000', '42P05']);
+// Statements with more values than this vary with list lengths (`in ($1, …, $n)`): naming each
+// length would use the names up.
+const mostNamedParameters = 16;
+const transactionStart = /^\s*(begin|start\s+transaction)\b/i;
+const transactionEnd = /^\s*(commit|rollback|end|abort)\b/i;
 
 /**
  * Parameterised statements run as named prepared statements: each connection parses and plans
  * one once, and then only binds values (the unnamed statements Kysely sends are parsed and
  * planned on every run). Named by SQL text, up to `capacity` texts per process, past which (and
- * for any text a migration made stale) statements run unnamed. Statements without parameters
- * stay on the simple protocol, which allows several commands in one text (migrations).
+ * for any text that once failed as a prepared statement) statements run unnamed. Not inside
+ * transactions: a failed statement there aborts the transaction, so it could not be retried
+ * unnamed (migrations alter tables and then query them in one transaction). Statements without
+ * parameters stay on the simple protocol, which allows several commands in one text.
  */
 function withNamedStatements(pool: pg.Pool, capacity = 300): PostgresPool {
   const names = new Map<string, string | null>();
@@ -135,21 +146,29 @@ function withNamedStatements(pool: pg.Pool, capacity = 300): PostgresPool {
   return {
     async connect() {
       const client = await pool.connect();
+      let inTransaction = false;
+      // A connection whose prepared statements went wrong is closed when released, not reused.
+      let discard = false;
       const query = async (text: string, values: readonly unknown[]) => {
-        const name = values.length > 0 ? nameOf(text) : null;
+        if (values.length === 0) {
+          if (transactionStart.test(text)) inTransaction = true;
+          else if (transactionEnd.test(text)) inTransaction = false;
+        }
+        const name = values.length > 0 && values.length <= mostNamedParameters && !inTransaction ? nameOf(text) : null;
         if (name === null) return client.query(text, values as unknown[]);
         try {
           return await client.query({ name, text, values: values as unknown[] });
         } catch (error) {
-          if ((error as { code?: string }).code !== planChanged) throw error;
+          if (!statementFaults.has((error as { code?: string }).code ?? '')) throw error;
           names.set(text, null);
+          discard = true;
           return client.query(text, values as unknown[]);
         }
       };
       return {
         query: ((textOrCursor: string | PostgresCursor<unknown>, values: readonly unknown[]) =>
           typeof textOrCursor === 'string' ? query(textOrCursor, values) : client.query(textOrCursor as never)) as unknown as PostgresPoolClient['query'],
-        release: () => client.release(),
+        release: () => client.release(discard || undefined),
       };
     },
     end: () => pool.end(),

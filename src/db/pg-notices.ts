@@ -10,6 +10,7 @@ interface NoticeLog {
 }
 
 const firstRetryMs = 500;
+const notifyRetriesMs = [20, 100, 400];
 const longestRetryMs = 5000;
 
 /**
@@ -73,7 +74,8 @@ export class PostgresNotices {
 
   /** Sends `payload` on `topic` to every other process (after the statement commits). */
   async notify(topic: string, payload: string): Promise<void> {
-    await sql`select pg_notify(${`stampgate_${topic}_`} || current_schema(), ${`${this.#self} ${payload}`})`.execute(this.#database.db);
+    // Cut to 63 characters as the listener's channel is (PostgreSQL refuses longer channel names).
+    await sql`select pg_notify(left(${`stampgate_${topic}_`} || current_schema(), 63), ${`${this.#self} ${payload}`})`.execute(this.#database.db);
   }
 
   /** Starts hearing other processes; resolves after the first attempt, whether it connected or will try again. */
@@ -108,7 +110,9 @@ export class PostgresNotices {
 
   async #connect(): Promise<void> {
     if (this.#closed) return;
-    const client = new pg.Client({ connectionString: this.#database.url, connectionTimeoutMillis: 5000, keepAlive: true });
+    // Keepalive probes from 10 s of silence: a peer gone without a word (a network partition) is
+    // noticed, and the cache stops trusting the bus, in tens of seconds rather than hours.
+    const client = new pg.Client({ connectionString: this.#database.url, connectionTimeoutMillis: 5000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     this.#client = client;
     // Every fault of this connection ends here: never an unhandled 'error' event.
     client.on('error', (error) => {
@@ -167,8 +171,20 @@ export function postgresBusTransport(notices: PostgresNotices, database: Databas
   return {
     async send(message) {
       deliver(message);
-      // Awaited: the write it announces is acknowledged only once the notice is on its way.
-      await notices.notify('bus', message).catch((error: unknown) => database.availability.observe(error));
+      // Awaited: the write it announces is acknowledged only once the notice is on its way. A
+      // notice that cannot be sent (no pooled connection free in time, the connection lost after
+      // the write) is tried again a few times: until it goes, other processes may answer from
+      // memory what the write replaced (bounded by SCORE_CACHE_TTL_MS).
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await notices.notify('bus', message);
+          return;
+        } catch (error) {
+          database.availability.observe(error);
+          if (attempt >= notifyRetriesMs.length) return;
+          await new Promise((resolve) => setTimeout(resolve, notifyRetriesMs[attempt]));
+        }
+      }
     },
     receive(handler) {
       if (receivers.length === 0) notices.on('bus', deliver);

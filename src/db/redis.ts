@@ -73,8 +73,9 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
     setTimeout(resolve, 2000).unref();
   });
   let subscriber: Redis | null = null;
-  // Bumped at every (re)subscription: messages published while the subscriber was away are gone.
+  // Bumped at every acknowledged (re)subscription: messages published while the subscriber was away are gone.
   let subscriptions = 0;
+  let subscribed = false;
   return {
     async send(message) {
       deliver(message);
@@ -89,15 +90,26 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
     receive(handler) {
       receivers.push(handler);
       if (subscriber) return;
-      // A subscribed connection may queue its SUBSCRIBE until Redis is reachable.
-      subscriber = new Redis(redisUrl, { retryStrategy: (attempt) => Math.min(attempt * 200, 2000), maxRetriesPerRequest: null });
-      subscriber.on('error', (error: Error) => watch.lost(error));
-      subscriber.on('ready', () => watch.back());
-      // ioredis subscribes again by itself after a reconnection; the count only tells caches it happened.
-      subscriber.on('ready', () => {
-        subscriptions += 1;
+      // Subscribed by hand at every (re)connection: a cache may trust the bus only once Redis has
+      // acknowledged the SUBSCRIBE (ioredis's own resubscription reports ready before it is sent).
+      const client = new Redis(redisUrl, { retryStrategy: (attempt) => Math.min(attempt * 200, 2000), maxRetriesPerRequest: null, autoResubscribe: false });
+      subscriber = client;
+      client.on('error', (error: Error) => watch.lost(error));
+      client.on('ready', () => {
+        watch.back();
+        client.subscribe(channel).then(
+          () => {
+            if (client.status !== 'ready') return;
+            subscriptions += 1;
+            subscribed = true;
+          },
+          (error: Error) => watch.lost(error),
+        );
       });
-      subscriber.on('message', (_channel: string, text: string) => {
+      client.on('close', () => {
+        subscribed = false;
+      });
+      client.on('message', (_channel: string, text: string) => {
         try {
           const { from, ...event } = JSON.parse(text) as { from?: string };
           if (from !== transportId) deliver(JSON.stringify(event));
@@ -105,10 +117,9 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
           // Not one of ours; ignore.
         }
       });
-      void subscriber.subscribe(channel).catch((error: Error) => watch.lost(error));
     },
     generation() {
-      return subscriber?.status === 'ready' && publisher.status === 'ready' ? subscriptions : null;
+      return subscribed && subscriber?.status === 'ready' && publisher.status === 'ready' ? subscriptions : null;
     },
     async close() {
       publisher.disconnect();

@@ -60,6 +60,21 @@ describe.runIf(inject('postgresUrl'))('the PostgreSQL pool', () => {
       await sql`alter table named_probe add column extra int default 7`.execute(database.db);
       expect((await read(2)).rows).toEqual([{ id: 2, label: 'two', extra: 7 }]);
       expect((await read(1)).rows).toEqual([{ id: 1, label: 'one', extra: 7 }]);
+
+      // The server session lost its statements (as behind a transaction-mode pooler): answered, not poisoned.
+      const byLabel = (label: string) => sql<{ id: number }>`select id from named_probe where label = ${label}`.execute(database.db);
+      expect((await byLabel('one')).rows).toEqual([{ id: 1 }]);
+      await sql`deallocate all`.execute(database.db);
+      expect((await byLabel('two')).rows).toEqual([{ id: 2 }]);
+      expect((await byLabel('one')).rows).toEqual([{ id: 1 }]);
+
+      // Inside a transaction nothing is prepared, so a table changed in it can be read in it (a migration).
+      await database.db.transaction().execute(async (trx) => {
+        const inside = (id: number) => sql<Record<string, unknown>>`select * from named_probe where id = ${id} and ${id} > 0`.execute(trx);
+        expect((await inside(1)).rows).toHaveLength(1);
+        await sql`alter table named_probe add column later int default 8`.execute(trx);
+        expect((await inside(1)).rows).toEqual([{ id: 1, label: 'one', extra: 7, later: 8 }]);
+      });
     } finally {
       await database.close();
       await test.drop();

@@ -7,7 +7,9 @@
 import cookiePlugin from '@fastify/cookie';
 import { createSiweMessage } from 'viem/siwe';
 import { expect, it } from 'vitest';
-import type { AppContext } from '../../../src/app-context.js';
+import { type AppContext, createAppContext } from '../../../src/app-context.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { buildServer } from '../../../src/server.js';
 import { CpuCosts } from '../../helpers/abuse/cpu-costs.js';
 import { DatabaseWatch } from '../../helpers/abuse/database-watch.js';
 import { listOperations, type OpenApiDocument, type Operation } from '../../helpers/abuse/openapi.js';
@@ -151,6 +153,21 @@ export class AbuseRun {
 
   async close(): Promise<void> {
     await this.t?.close();
+  }
+
+  /** Another app on the same database and data folder, as a second process would be: no cache of the first is warm in it. */
+  async freshApp(): Promise<{ send(request: AbuseRequest): Promise<unknown>; close(): Promise<void> }> {
+    const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', ...abuseEnv(), DATA_DIR: this.t.ctx.config.dataDir, DATABASE_URL: this.t.test.url });
+    const ctx = await createAppContext(config, this.t.test.open(), { http: true });
+    const app = await buildServer(ctx, { logger: false });
+    await app.ready();
+    return {
+      send: (request) => send(app, request),
+      close: async () => {
+        await app.close();
+        await ctx.close();
+      },
+    };
   }
 
   /** Accepts whatever the test itself changed in the database since the last request. */
@@ -314,8 +331,8 @@ export function itSpentNoMoreThanTheCpuBudget(kind: DatabaseKind, run: AbuseRun,
     const worst = run.cpu.worst();
     console.log(`${kind}: ${run.cpu.count} requests timed; most CPU:\n${worst.map((w) => `  ${w.ms.toFixed(1)} ms  ${w.id}  ${w.request}`).join('\n')}`);
     expect(run.cpu.count).toBeGreaterThan(minRequests);
-    // An outlier is sent again: only a request that costs too much every time fails.
-    const over = await run.cpu.confirmedOver(CPU_BUDGET_MS, (request) => send(run.app, request));
+    // A refused outlier is sent again to fresh apps: only a request that costs too much every time fails.
+    const over = await run.cpu.confirmedOver(CPU_BUDGET_MS, () => run.freshApp());
     expect(over.map((w) => `${w.ms.toFixed(1)} ms ${w.request}`)).toEqual([]);
   });
 }

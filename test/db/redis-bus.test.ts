@@ -1,0 +1,62 @@
+/**
+ * The bus over Redis tells caches whether it can hear the other processes: not before Redis has
+ * acknowledged the subscription, not while the subscriber is disconnected, and with a new
+ * generation after each resubscription (messages sent meanwhile were lost).
+ */
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { RedisWatch, redisTransport } from '../../src/db/redis.js';
+import type { BusTransport } from '../../src/events/bus.js';
+import { type PrivateRedis, startPrivateRedis } from '../helpers/private-services.js';
+
+const redisUrl = inject('redisUrl');
+const quiet = { warn: () => {}, info: () => {} };
+
+async function waitFor<T>(what: string, probe: () => T | null | undefined | false): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = probe();
+    if (value !== null && value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.runIf(redisUrl)('the Redis bus transport', () => {
+  const open: BusTransport[] = [];
+  let server: PrivateRedis | null = null;
+  afterEach(async () => {
+    for (const t of open.splice(0)) await t.close();
+    await server?.stop();
+  });
+
+  it('has a generation only while subscribed, and a new one after a reconnection', async () => {
+    // A Redis of this test's own, stopped and started again (the shared one serves other tests).
+    server = await startPrivateRedis();
+    const listener = redisTransport(server.url, new RedisWatch(quiet));
+    const sender = redisTransport(server.url, new RedisWatch(quiet));
+    open.push(listener, sender);
+    const heard: string[] = [];
+    expect(listener.generation()).toBeNull();
+    listener.receive((message) => heard.push(message));
+    const first = await waitFor('the first subscription', () => listener.generation());
+
+    await sender.send(JSON.stringify({ topic: 'score', key: '1:0xaa' }));
+    await waitFor('the first message', () => heard.length === 1);
+
+    // Redis goes away: the listener cannot vouch for anything until it is back.
+    await server.stop();
+    await waitFor('the loss', () => listener.generation() === null);
+    await server.start();
+    const second = await waitFor('the resubscription', () => listener.generation());
+    expect(second).toBeGreaterThan(first);
+
+    // Sent until heard: the sender's own connection may come back a moment after the listener's.
+    let sends = 0;
+    await waitFor('a message after the reconnection', () => {
+      if (sends++ % 10 === 0) void sender.send(JSON.stringify({ topic: 'score', key: '1:0xbb' }));
+      return heard.length > 1;
+    });
+    expect(heard.map((m) => (JSON.parse(m) as { key: string }).key)[0]).toBe('1:0xaa');
+    expect(heard.slice(1).every((m) => (JSON.parse(m) as { key: string }).key === '1:0xbb')).toBe(true);
+  });
+});
