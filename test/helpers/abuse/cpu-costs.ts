@@ -36,8 +36,8 @@ export class CpuCosts {
    * new app on the same database (`fresh`: every in-memory cache empty, so a replay redoes the
    * work), and kept at its lowest cost: a request that is expensive stays over, one that met a
    * garbage collection or a busy machine (other threads' CPU counts too) does not. Only refusals
-   * are replayed: they changed nothing, so the replay meets the state the first send met. An
-   * accepted request over the limit stands as measured.
+   * and reads are replayed: they changed nothing, so the replay meets the state the first send
+   * met. An accepted write over the limit stands as measured.
    */
   async confirmedOver(
     limitMs: number,
@@ -48,7 +48,7 @@ export class CpuCosts {
     for (const w of this.worstCases.filter((c) => c.ms > limitMs)) {
       let lowest = w.ms;
       // A streamed body was consumed by the first send: such a request stands as measured too.
-      const replayable = w.status >= 400 && (w.request.payload === undefined || typeof w.request.payload === 'string' || Buffer.isBuffer(w.request.payload));
+      const replayable = (w.status >= 400 || w.request.method === 'GET' || w.request.method === 'HEAD') && (w.request.payload === undefined || typeof w.request.payload === 'string' || Buffer.isBuffer(w.request.payload));
       for (let i = 0; replayable && i < attempts && lowest > limitMs; i++) {
         const app = await fresh();
         try {
