@@ -1,7 +1,7 @@
 import { compiledOnce, type Database, type Db, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
 import type { ScoringJobsTable } from '../../db/tables.js';
-import { NullifierTaken, type ScoreEventsRepository, scoreEventsRepository } from '../scores/score-events.repository.js';
+import { NullifierTaken, type RecordedScoring, type ScoreEventsRepository, scoreEventsRepository } from '../scores/score-events.repository.js';
 
 export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
 
@@ -28,6 +28,9 @@ export interface ScoringOutcome {
   /** JSON: the v2 per-stamp breakdown, provider → {score, dedup, expiration_date}, in provider order. */
   stamps?: string;
 }
+
+/** What `recordInline` did: recorded the scoring, or found a job of the address and joined it. */
+export type InlineRecording = { kind: 'recorded'; recorded: RecordedScoring } | { kind: 'queued' };
 
 /** Rolls the completion back so the job is queued to run again. */
 class RunAgain extends Error {}
@@ -104,6 +107,14 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
     return dialect === 'postgres' ? query.forUpdate() : query;
   });
   const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
+  // The job key of an inline scoring, taken for the length of its transaction (see recordInline).
+  const takeJobKey = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
+    db
+      .insertInto('scoring_jobs')
+      .values({ scorer_id: scorerId, address, state: 'running', generation: 1, attempts: 1, run_after: now, created_at: now })
+      .onConflict((oc) => oc.columns(['scorer_id', 'address']).doNothing())
+      .returning('id'),
+  );
   return {
     /**
      * Records a submission: the score row goes to PROCESSING and the job is
@@ -116,6 +127,30 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
         // so that a submission racing a completion waits instead of deadlocking.
         await queueJob(trx, scorerId, address, now);
         await markProcessing(trx, scorerId, address, now);
+      });
+    },
+
+    /**
+     * Records a submission scored in the submitting process, in one write transaction, with no job
+     * left behind. The (scorer, address) job key is taken first, by inserting a job row that is
+     * deleted again before commit: when a job of the address is already queued or running
+     * (committed), the insert finds it and the submission joins it exactly as `enqueue` would (the
+     * outcome is dropped, the job's generation bumped, the row PROCESSING), so the job's result
+     * stays the one that counts; a concurrent `enqueue` or inline scoring of the same address
+     * waits on the uncommitted key (PostgreSQL) or on the write lock (SQLite) and comes after.
+     * Throws NullifierTaken (nothing written) when another address took a counted nullifier first.
+     */
+    async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome): Promise<InlineRecording> {
+      return writeTransaction(database, async (trx) => {
+        const key = (await takeJobKey(trx, scorerId, address, now)).rows[0];
+        if (!key) {
+          await queueJob(trx, scorerId, address, now);
+          await markProcessing(trx, scorerId, address, now);
+          return { kind: 'queued' as const };
+        }
+        const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
+        await removeJob(trx, Number(key.id));
+        return { kind: 'recorded' as const, recorded };
       });
     },
 
