@@ -107,13 +107,8 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
     return dialect === 'postgres' ? query.forUpdate() : query;
   });
   const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
-  // The job key of an inline scoring, taken for the length of its transaction (see recordInline).
-  const takeJobKey = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
-    db
-      .insertInto('scoring_jobs')
-      .values({ scorer_id: scorerId, address, state: 'running', generation: 1, attempts: 1, run_after: now, created_at: now })
-      .onConflict((oc) => oc.columns(['scorer_id', 'address']).doNothing())
-      .returning('id'),
+  const jobOf = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db.selectFrom('scoring_jobs').select('id').where('scorer_id', '=', scorerId).where('address', '=', address),
   );
   return {
     /**
@@ -132,24 +127,22 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
 
     /**
      * Records a submission scored in the submitting process, in one write transaction, with no job
-     * left behind. The (scorer, address) job key is taken first, by inserting a job row that is
-     * deleted again before commit: when a job of the address is already queued or running
-     * (committed), the insert finds it and the submission joins it exactly as `enqueue` would (the
-     * outcome is dropped, the job's generation bumped, the row PROCESSING), so the job's result
-     * stays the one that counts; a concurrent `enqueue` or inline scoring of the same address
-     * waits on the uncommitted key (PostgreSQL) or on the write lock (SQLite) and comes after.
-     * Throws NullifierTaken (nothing written) when another address took a counted nullifier first.
+     * row. When a job of the address is queued or running (committed), the submission joins it
+     * exactly as `enqueue` would (the outcome is dropped, the job's generation bumped, the row
+     * PROCESSING), so that a run which began before this submission cannot be the last word. A
+     * job queued concurrently and not yet committed is not seen: its own submission came after
+     * this scoring's read and its run records after this one (it waits on the score row's lock on
+     * PostgreSQL, on the write lock on SQLite), so the latest submission still decides. Throws
+     * NullifierTaken (nothing written) when another address took a counted nullifier first.
      */
     async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome): Promise<InlineRecording> {
       return writeTransaction(database, async (trx) => {
-        const key = (await takeJobKey(trx, scorerId, address, now)).rows[0];
-        if (!key) {
+        if ((await jobOf(trx, scorerId, address)).rows.length > 0) {
           await queueJob(trx, scorerId, address, now);
           await markProcessing(trx, scorerId, address, now);
           return { kind: 'queued' as const };
         }
         const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
-        await removeJob(trx, Number(key.id));
         return { kind: 'recorded' as const, recorded };
       });
     },
