@@ -206,6 +206,24 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     expect(await jobRows()).toEqual([]);
   });
 
+  it('rolls an inline recording back and joins the job when one of the address is queued or running', async () => {
+    t = await createTestApp(kind);
+    const { scorer } = await seedAccount(t.ctx);
+    const address = randomAddress();
+    await t.ctx.jobs.enqueue(scorer.id, address, Date.now());
+    const claimed = await t.ctx.jobs.claimNext('elsewhere', Date.now(), 30_000);
+    expect(claimed?.address).toBe(address);
+    const outcome: ScoringOutcome = { ...fixedOutcome, claims: [{ nullifier: 'v1:joined', expiresAt: Date.now() + 86_400_000 }] };
+    expect(await t.ctx.jobs.recordInline(scorer.id, address, Date.now(), outcome)).toEqual({ kind: 'queued' });
+    // Nothing of the inline result stays: no hold, no event, the row PROCESSING; the job runs again.
+    const row = await t.ctx.database.db.selectFrom('scores').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'PROCESSING', score: null });
+    expect(await t.ctx.database.db.selectFrom('nullifier_holds').selectAll().where('nullifier', '=', 'v1:joined').execute()).toEqual([]);
+    expect(await t.ctx.database.db.selectFrom('score_events').selectAll().where('address', '=', address).execute()).toEqual([]);
+    expect(await jobRows()).toMatchObject([{ address, generation: 2, state: 'running' }]);
+    expect(await t.ctx.jobs.complete(claimed!, 'elsewhere', Date.now(), fixedOutcome)).toBe('rerun');
+  });
+
   describe('waiting for a queued job', () => {
     /** A scoring service without inline scoring, whose every look at the score row is counted. */
     function countingService(worker: ScoringWorker | null, noticesFromEveryProcess = false, settledJobs?: EventEmitter) {

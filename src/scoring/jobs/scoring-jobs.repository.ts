@@ -35,6 +35,9 @@ export type InlineRecording = { kind: 'recorded'; recorded: RecordedScoring } | 
 /** Rolls the completion back so the job is queued to run again. */
 class RunAgain extends Error {}
 
+/** Rolls an inline recording back: a job of the address is queued or running. */
+class JoinJob extends Error {}
+
 /** A score row while its job runs: a new submission and a re-submission look the same. */
 function processingState(now: number) {
   return {
@@ -110,41 +113,44 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
   const jobOf = compiledOnce((db: Db, scorerId: number, address: string) =>
     db.selectFrom('scoring_jobs').select('id').where('scorer_id', '=', scorerId).where('address', '=', address),
   );
+  async function enqueue(scorerId: number, address: string, now: number): Promise<void> {
+    await writeTransaction(database, async (trx) => {
+      // The job row is locked before the score row, in the same order as completion and failure,
+      // so that a submission racing a completion waits instead of deadlocking.
+      await queueJob(trx, scorerId, address, now);
+      await markProcessing(trx, scorerId, address, now);
+    });
+  }
+
   return {
     /**
      * Records a submission: the score row goes to PROCESSING and the job is
      * queued, or, when one is already queued or running, its generation is
      * bumped so that concurrent submissions share it.
      */
-    async enqueue(scorerId: number, address: string, now: number): Promise<void> {
-      await writeTransaction(database, async (trx) => {
-        // The job row is locked before the score row, in the same order as completion and failure,
-        // so that a submission racing a completion waits instead of deadlocking.
-        await queueJob(trx, scorerId, address, now);
-        await markProcessing(trx, scorerId, address, now);
-      });
-    },
+    enqueue,
 
     /**
      * Records a submission scored in the submitting process, in one write transaction, with no job
-     * row. When a job of the address is queued or running (committed), the submission joins it
-     * exactly as `enqueue` would (the outcome is dropped, the job's generation bumped, the row
-     * PROCESSING), so that a run which began before this submission cannot be the last word. A
-     * job queued concurrently and not yet committed is not seen: its own submission came after
-     * this scoring's read and its run records after this one (it waits on the score row's lock on
-     * PostgreSQL, on the write lock on SQLite), so the latest submission still decides. Throws
-     * NullifierTaken (nothing written) when another address took a counted nullifier first.
+     * row. The score row is written first, then the queue is looked at: a job of the address
+     * committed by then (queued, or running since before this submission) means this result must
+     * not be the last word, so the transaction is rolled back and the submission joins the job
+     * exactly as `enqueue` does (generation bumped, row PROCESSING). A submission queued later
+     * waits for the score row's lock (PostgreSQL) or the write lock (SQLite) and comes after this
+     * one. Throws NullifierTaken (nothing written) when another address took a counted nullifier.
      */
     async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome): Promise<InlineRecording> {
-      return writeTransaction(database, async (trx) => {
-        if ((await jobOf(trx, scorerId, address)).rows.length > 0) {
-          await queueJob(trx, scorerId, address, now);
-          await markProcessing(trx, scorerId, address, now);
-          return { kind: 'queued' as const };
-        }
-        const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
-        return { kind: 'recorded' as const, recorded };
-      });
+      try {
+        return await writeTransaction(database, async (trx) => {
+          const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
+          if ((await jobOf(trx, scorerId, address)).rows.length > 0) throw new JoinJob();
+          return { kind: 'recorded' as const, recorded };
+        });
+      } catch (error) {
+        if (!(error instanceof JoinJob)) throw error;
+        await enqueue(scorerId, address, now);
+        return { kind: 'queued' };
+      }
     },
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */
