@@ -6,6 +6,14 @@ import type { ScoringWorker } from './scoring-worker.js';
 
 type ScoreFn = (scorerId: number, address: string, now: number) => Promise<ScoringOutcome>;
 
+/** The worker's `inlineScored` event: a submission scored and recorded in one of its slots. */
+export interface InlineScored {
+  scorerId: number;
+  address: string;
+  /** From the start of scoring to the commit. */
+  durationMs: number;
+}
+
 /**
  * What an inline scoring came to: `recorded` (the score row as written, and whether a score
  * event was appended); `queued` (a job of the address was queued or running already and the
@@ -30,6 +38,7 @@ const MAX_ATTEMPTS = 3;
  */
 export function inlineScoring(worker: ScoringWorker, jobs: ScoringJobsRepository, score: ScoreFn, clock: () => number = Date.now) {
   async function scoreAndRecord(scorerId: number, address: string): Promise<InlineOutcome> {
+    const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       let outcome: ScoringOutcome;
       try {
@@ -43,6 +52,7 @@ export function inlineScoring(worker: ScoringWorker, jobs: ScoringJobsRepository
       try {
         const recording = await jobs.recordInline(scorerId, address, now, outcome);
         if (recording.kind === 'queued') return { kind: 'queued', at: now };
+        worker.emit('inlineScored', { scorerId, address, durationMs: performance.now() - started } satisfies InlineScored);
         return { kind: 'recorded', row: recording.recorded.row, eventAppended: recording.recorded.appendedEventId !== null };
       } catch (error) {
         if (isDatabaseUnavailable(error)) throw error;
