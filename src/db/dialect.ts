@@ -1,4 +1,4 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type Kysely, PostgresAdapter, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 
 /**
  * The one place where SQLite and PostgreSQL differ. Everything else (schema,
@@ -87,19 +87,4 @@ const SCORE_EVENT_LOCK_SPACE = 0x5e0e;
  */
 export async function lockScoreEventLog(dialect: DialectName, db: Kysely<any>, scorerId: number): Promise<void> {
   if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SCORE_EVENT_LOCK_SPACE}::int, ${scorerId}::int)`.execute(db);
-}
-
-/** The dialect a Kysely instance (or transaction) talks to. */
-export function dialectOf(db: Kysely<any>): DialectName {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
-}
-
-/**
- * The elements of a text column holding a JSON array of strings, as a table with one column
- * `value` (to join on): SQLite's `json_each`, PostgreSQL's `jsonb_array_elements_text`.
- */
-export function jsonTextArrayElements(dialect: DialectName, column: string): RawBuilder<{ value: string }> {
-  return dialect === 'postgres'
-    ? sql<{ value: string }>`jsonb_array_elements_text(${sql.ref(column)}::jsonb)`
-    : sql<{ value: string }>`json_each(${sql.ref(column)})`;
 }

@@ -21,9 +21,9 @@ export interface PassportScoringDeps {
  * deletion (in the query).
  */
 export async function scorePassport(deps: PassportScoringDeps, scorerId: number, address: string, now: number): Promise<ScoringOutcome> {
-  const [scorer, { stamps: rows, holds: holdRows }, trusted] = await Promise.all([
+  const [scorer, rows, trusted] = await Promise.all([
     deps.accounts.getScorer(scorerId),
-    deps.stamps.liveForScoringWithHolds(scorerId, address),
+    deps.stamps.liveForScoring(address),
     deps.issuers.current(),
   ]);
   const stamps: CandidateStamp[] = rows.map((row) => ({
@@ -34,6 +34,7 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
     expirationDate: new Date(row.expiration_date),
     valid: trusted.has(row.issuer) ? true : 'issuer is not trusted',
   }));
+  const holdRows = await deps.stamps.holdsFor(scorerId, [...new Set(stamps.flatMap((s) => s.nullifiers))]);
   const holds = new Map<string, NullifierHold>(
     holdRows.map((h) => [h.nullifier, { address: h.address, expiresAt: new Date(h.expires_at) }]),
   );

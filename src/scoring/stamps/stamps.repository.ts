@@ -1,25 +1,31 @@
-import { sql } from 'kysely';
 import { compiledOnce, type Db } from '../../db/connection.js';
-import { dialectOf, jsonTextArrayElements } from '../../db/dialect.js';
 import type { StampsTable } from '../../db/tables.js';
 
 export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'created_at' | 'updated_at'>;
 
+/** Longest nullifier list whose holds query is compiled once (one compiled query per length). */
+const COMPILED_HOLDS_MAX = 64;
+
 export function stampsRepository(db: Db) {
-  // Scoring's one read, compiled once (every submission and v2 score read runs it): the live
-  // stamps, each with the scorer's hold (if any) on each of its nullifiers, one row per (stamp,
-  // nullifier), so that stamps and holds cost one round trip instead of two in a row.
-  const liveWithHoldsQuery = compiledOnce((db: Db, scorerId: number, address: string) =>
+  // Every scoring (and every v2 score read) runs these two, so they are compiled once.
+  const liveForScoringQuery = compiledOnce((db: Db, address: string) =>
     db
-      .selectFrom('stamps as s')
-      .leftJoin(jsonTextArrayElements(dialectOf(db), 's.nullifiers').as('n'), (join) => join.onTrue())
-      .leftJoin('nullifier_holds as h', (join) => join.on('h.scorer_id', '=', scorerId).on('h.nullifier', '=', sql.ref<string>('n.value')))
-      .select(['s.id', 's.provider', 's.issuer', 's.nullifiers', 's.issuance_date', 's.expiration_date'])
-      .select([sql.ref<string | null>('h.nullifier').as('held_nullifier'), sql.ref<string | null>('h.address').as('held_by'), sql.ref<number | null>('h.expires_at').as('held_until')])
-      .where('s.address', '=', address)
-      .where('s.deleted_at', 'is', null)
-      .where('s.revoked_at', 'is', null),
+      .selectFrom('stamps')
+      .select(['id', 'provider', 'issuer', 'nullifiers', 'issuance_date', 'expiration_date'])
+      .where('address', '=', address)
+      .where('deleted_at', 'is', null)
+      .where('revoked_at', 'is', null),
   );
+  const holdsQueries = new Map<number, ReturnType<typeof holdsQuery>>();
+  function holdsQuery(count: number) {
+    return compiledOnce((db: Db, scorerId: number, ...nullifiers: string[]) =>
+      db
+        .selectFrom('nullifier_holds')
+        .select(['nullifier', 'address', 'expires_at'])
+        .where('scorer_id', '=', scorerId)
+        .where('nullifier', 'in', nullifiers.slice(0, count)),
+    );
+  }
   return {
     /**
      * Stores a stamp; the same credential for the same address is stored once.
@@ -44,27 +50,9 @@ export function stampsRepository(db: Db) {
       return 'stored';
     },
 
-    /**
-     * What scoring needs, in one query: the address's live stamps (no credential bodies, each
-     * once) and the scorer's holds on their nullifiers.
-     */
-    async liveForScoringWithHolds(scorerId: number, address: string) {
-      const rows = (await liveWithHoldsQuery(db, scorerId, address)).rows;
-      const stamps: { id: number; provider: string; issuer: string; nullifiers: string; issuance_date: number; expiration_date: number }[] = [];
-      const holds = new Map<string, { nullifier: string; address: string; expires_at: number }>();
-      // Rows of one stamp need not come together (the join order is the planner's).
-      const seen = new Set<number>();
-      for (const row of rows) {
-        const id = Number(row.id);
-        if (!seen.has(id)) {
-          seen.add(id);
-          stamps.push({ id, provider: row.provider, issuer: row.issuer, nullifiers: row.nullifiers, issuance_date: row.issuance_date, expiration_date: row.expiration_date });
-        }
-        if (row.held_nullifier != null && row.held_by != null && row.held_until != null) {
-          holds.set(row.held_nullifier, { nullifier: row.held_nullifier, address: row.held_by, expires_at: Number(row.held_until) });
-        }
-      }
-      return { stamps, holds: [...holds.values()] };
+    /** What scoring needs of an address's live stamps: no credential bodies. */
+    async liveForScoring(address: string) {
+      return (await liveForScoringQuery(db, address)).rows;
     },
 
     async revoke(filter: { digest?: string; address?: string; provider?: string }, now: number): Promise<number> {
@@ -98,6 +86,21 @@ export function stampsRepository(db: Db) {
         .where('address', '=', address)
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
+        .execute();
+    },
+
+    async holdsFor(scorerId: number, nullifiers: string[]) {
+      if (nullifiers.length === 0) return [];
+      if (nullifiers.length <= COMPILED_HOLDS_MAX) {
+        let query = holdsQueries.get(nullifiers.length);
+        if (!query) holdsQueries.set(nullifiers.length, (query = holdsQuery(nullifiers.length)));
+        return (await query(db, scorerId, ...nullifiers)).rows;
+      }
+      return db
+        .selectFrom('nullifier_holds')
+        .select(['nullifier', 'address', 'expires_at'])
+        .where('scorer_id', '=', scorerId)
+        .where('nullifier', 'in', nullifiers)
         .execute();
     },
   };
