@@ -20,6 +20,7 @@ import { nonceService } from './scoring/scores/nonces.service.js';
 import { noncesRepository } from './scoring/scores/nonces.repository.js';
 import { scorePassport } from './scoring/jobs/passport-scoring.js';
 import { scoringJobsRepository } from './scoring/jobs/scoring-jobs.repository.js';
+import { inlineScoring } from './scoring/jobs/inline-scoring.js';
 import { type JobSettled, ScoringWorker } from './scoring/jobs/scoring-worker.js';
 import { scoreService } from './scoring/scores/scores.service.js';
 import { scoresRepository } from './scoring/scores/scores.repository.js';
@@ -47,7 +48,7 @@ export interface ContextOptions {
 
 const silentLog = { warn: () => {}, info: () => {} };
 
-// How often a waiting submission re-reads its score when no local worker reports.
+// How often a waiting submission re-reads its score while no notice of its job can be counted on.
 const submitPollMs = 50;
 
 /**
@@ -104,9 +105,11 @@ export async function createAppContext(config: Config, database: Database, optio
   const scoreWritten = (scorerId: number, address: string) => bus.publish('scoreChanged', { scorerId, address });
   const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten);
   const jobs = scoringJobsRepository(database, v2.events);
+  const scoreFromStore = (scorerId: number, address: string, now: number) =>
+    scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now);
   const worker = new ScoringWorker(
     jobs,
-    (scorerId, address, now) => scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now),
+    scoreFromStore,
     {
       concurrency: config.scoringConcurrency,
       leaseMs: config.scoringLeaseMs,
@@ -131,9 +134,19 @@ export async function createAppContext(config: Config, database: Database, optio
   // API process answers as soon as a worker elsewhere is done (not at its next look).
   const settledJobs = new EventEmitter().setMaxListeners(0);
   worker.on('settled', (settled: JobSettled) => signals.settled(settled.scorerId, settled.address));
+  // Set once this process listens to every process's job notices (PostgreSQL LISTEN, long-running commands).
+  let listening = false;
+  const listenToSignals = signals.listen.bind(signals);
+  signals.listen = () => {
+    listening = database.dialect === 'postgres';
+    return listenToSignals();
+  };
   const scores = scoreService(scoresRepository(database.db), jobs, worker, {
     submitWaitMs: config.submitWaitMs,
     waitPollMs: submitPollMs,
+    noticesFromEveryProcess: () => listening,
+    inline: inlineScoring(worker, jobs, scoreFromStore),
+    eventAppended: () => webhooks.worker.notify(),
     settledJobs,
     announceJob: () => signals.queued(),
     retryAfterSeconds: config.retryAfterSeconds,

@@ -4,6 +4,7 @@ import type { AppContext } from './app-context.js';
 import { MemoryPublicCacheStore } from './publicdata/cache.js';
 import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
 import type { JobSettled } from './scoring/jobs/scoring-worker.js';
+import type { InlineScored } from './scoring/jobs/inline-scoring.js';
 import type { AttemptEvent } from './webhooks/webhook-worker.js';
 import type { ItemScored } from './scoring/batches/batch-worker.js';
 
@@ -45,14 +46,14 @@ export function createMetrics(ctx: AppContext) {
   });
   const jobDuration = new Histogram({
     name: 'stampgate_scoring_job_duration_seconds',
-    help: 'Time from claiming a scoring job to settling it, by outcome.',
+    help: 'Time from claiming a scoring job to settling it, by outcome (a submission scored inline: from scoring to commit, outcome done).',
     labelNames: ['outcome'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers: [registry],
   });
   const jobOutcomes = new Counter({
     name: 'stampgate_scoring_jobs_total',
-    help: 'Scoring jobs settled by this process, by outcome (done, rerun, error, lost).',
+    help: 'Scoring jobs settled by this process, by outcome (done, rerun, error, lost); submissions scored inline, without a job, count as done.',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
@@ -126,6 +127,10 @@ export function createMetrics(ctx: AppContext) {
     startedAt.delete(key);
     jobOutcomes.inc({ outcome: settled.outcome });
     if (start !== undefined) jobDuration.observe({ outcome: settled.outcome }, (performance.now() - start) / 1000);
+  });
+  ctx.worker.on('inlineScored', (scored: InlineScored) => {
+    jobOutcomes.inc({ outcome: 'done' });
+    jobDuration.observe({ outcome: 'done' }, scored.durationMs / 1000);
   });
 
   return {

@@ -1,7 +1,7 @@
 import { compiledOnce, type Database, type Db, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
 import type { ScoringJobsTable } from '../../db/tables.js';
-import { NullifierTaken, type ScoreEventsRepository, scoreEventsRepository } from '../scores/score-events.repository.js';
+import { NullifierTaken, type RecordedScoring, type ScoreEventsRepository, scoreEventsRepository } from '../scores/score-events.repository.js';
 
 export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
 
@@ -29,8 +29,14 @@ export interface ScoringOutcome {
   stamps?: string;
 }
 
+/** What `recordInline` did: recorded the scoring, or found a job of the address and joined it. */
+export type InlineRecording = { kind: 'recorded'; recorded: RecordedScoring } | { kind: 'queued' };
+
 /** Rolls the completion back so the job is queued to run again. */
 class RunAgain extends Error {}
+
+/** Rolls an inline recording back: a job of the address is queued or running. */
+class JoinJob extends Error {}
 
 /** A score row while its job runs: a new submission and a re-submission look the same. */
 function processingState(now: number) {
@@ -104,19 +110,47 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
     return dialect === 'postgres' ? query.forUpdate() : query;
   });
   const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
+  const jobOf = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db.selectFrom('scoring_jobs').select('id').where('scorer_id', '=', scorerId).where('address', '=', address),
+  );
+  async function enqueue(scorerId: number, address: string, now: number): Promise<void> {
+    await writeTransaction(database, async (trx) => {
+      // The job row is locked before the score row, in the same order as completion and failure,
+      // so that a submission racing a completion waits instead of deadlocking.
+      await queueJob(trx, scorerId, address, now);
+      await markProcessing(trx, scorerId, address, now);
+    });
+  }
+
   return {
     /**
      * Records a submission: the score row goes to PROCESSING and the job is
      * queued, or, when one is already queued or running, its generation is
      * bumped so that concurrent submissions share it.
      */
-    async enqueue(scorerId: number, address: string, now: number): Promise<void> {
-      await writeTransaction(database, async (trx) => {
-        // The job row is locked before the score row, in the same order as completion and failure,
-        // so that a submission racing a completion waits instead of deadlocking.
-        await queueJob(trx, scorerId, address, now);
-        await markProcessing(trx, scorerId, address, now);
-      });
+    enqueue,
+
+    /**
+     * Records a submission scored in the submitting process, in one write transaction, with no job
+     * row. The score row is written first, then the queue is looked at: a job of the address
+     * committed by then (queued, or running since before this submission) means this result must
+     * not be the last word, so the transaction is rolled back and the submission joins the job
+     * exactly as `enqueue` does (generation bumped, row PROCESSING). A submission queued later
+     * waits for the score row's lock (PostgreSQL) or the write lock (SQLite) and comes after this
+     * one. Throws NullifierTaken (nothing written) when another address took a counted nullifier.
+     */
+    async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome): Promise<InlineRecording> {
+      try {
+        return await writeTransaction(database, async (trx) => {
+          const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
+          if ((await jobOf(trx, scorerId, address)).rows.length > 0) throw new JoinJob();
+          return { kind: 'recorded' as const, recorded };
+        });
+      } catch (error) {
+        if (!(error instanceof JoinJob)) throw error;
+        await enqueue(scorerId, address, now);
+        return { kind: 'queued' };
+      }
     },
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */

@@ -55,6 +55,9 @@ export class ScoringWorker extends EventEmitter {
   #timer: NodeJS.Timeout | null = null;
   #pumping: Promise<void> | null = null;
   #pumpAgain = false;
+  // The last pump stopped because every slot was taken, so due jobs may be waiting for one.
+  #slotsFull = false;
+  #claimPending = false;
 
   constructor(jobs: ScoringJobsRepository, score: ScoreFn, options: ScoringWorkerOptions, clock: () => number = Date.now) {
     super();
@@ -86,6 +89,37 @@ export class ScoringWorker extends EventEmitter {
     });
   }
 
+  /**
+   * Runs `work` (a submission scored in the submitting process) in one of this worker's slots, so
+   * that inline scorings and jobs together stay within `concurrency`; null, without running it,
+   * when the worker is not running (`serve --no-worker`, shutdown) or every slot is taken. stop()
+   * waits for it like for a job.
+   */
+  runInline<T>(work: () => Promise<T>): Promise<T> | null {
+    // A claim on its way back may fill a slot too: it counts as taken.
+    const taken = this.#inFlight.size + (this.#claimPending ? 1 : 0);
+    if (!this.#running || taken >= this.#options.concurrency) return null;
+    let release!: () => void;
+    const slot = new Promise<void>((resolve) => (release = resolve));
+    this.#inFlight.add(slot);
+    let result: Promise<T>;
+    try {
+      result = work();
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    void result
+      .catch(() => {})
+      .finally(() => {
+        this.#inFlight.delete(slot);
+        release();
+        // A freed slot matters only to jobs that found none: otherwise the queue is not looked at
+        // (no claim statement per inline scoring).
+        if (this.#slotsFull) this.notify();
+      });
+    return result;
+  }
+
   /** Stops taking jobs and waits for the ones in hand to finish. */
   async stop(): Promise<void> {
     this.#running = false;
@@ -100,7 +134,12 @@ export class ScoringWorker extends EventEmitter {
     try {
       do {
         this.#pumpAgain = false;
-        while (this.#running && this.#inFlight.size < this.#options.concurrency) {
+        this.#slotsFull = false;
+        while (this.#running) {
+          if (this.#inFlight.size >= this.#options.concurrency) {
+            this.#slotsFull = true;
+            break;
+          }
           const job = await this.#claim();
           if (!job) break;
           if (!this.#running) {
@@ -127,15 +166,19 @@ export class ScoringWorker extends EventEmitter {
   }
 
   async #claim(): Promise<ScoringJobRow | undefined> {
-    // better-sqlite3 answers synchronously, so without this a backlog would be worked off in
-    // microtasks alone and starve timers, HTTP and signal handlers until it is empty.
-    await yieldToEventLoop();
-    if (!this.#running) return undefined;
+    // The slot this claim may fill is taken from now on (see runInline).
+    this.#claimPending = true;
     try {
+      // better-sqlite3 answers synchronously, so without this a backlog would be worked off in
+      // microtasks alone and starve timers, HTTP and signal handlers until it is empty.
+      await yieldToEventLoop();
+      if (!this.#running) return undefined;
       return await this.#jobs.claimNext(this.owner, this.#clock(), this.#options.leaseMs);
     } catch (error) {
       this.emit('failure', error);
       return undefined;
+    } finally {
+      this.#claimPending = false;
     }
   }
 

@@ -1,6 +1,5 @@
-import Big from 'big.js';
 import { Type } from '@sinclair/typebox';
-import { formatScore, sumDecimals } from './decimal.js';
+import { formatScore, ONE, sumDecimals, ZERO } from './decimal.js';
 import { defineScorerType, parseSetting } from './scorer-type.js';
 
 /** Score 1 when the weighted sum reaches the threshold, else 0; the evidence shows the check. */
@@ -18,7 +17,7 @@ export const binary = defineScorerType({
     const success = raw.gte(threshold);
     return {
       applied,
-      score: new Big(success ? 1 : 0),
+      score: success ? ONE : ZERO,
       evidence: { type: 'ThresholdScoreCheck', success, rawScore: formatScore(raw), threshold: formatScore(threshold) },
     };
   },

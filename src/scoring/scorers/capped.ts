@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type Big from 'big.js';
-import { sumDecimals } from './decimal.js';
+import { type Decimal, sumDecimals } from './decimal.js';
 import { defineScorerType, parseSetting } from './scorer-type.js';
 
 /**
@@ -26,7 +25,7 @@ export const capped = defineScorerType({
   defaults: { platform_cap: '10' },
   score(stamps, settings) {
     const cap = parseSetting(settings.platform_cap, 'scorer platform_cap');
-    const spent = new Map<string, Big>();
+    const spent = new Map<string, Decimal>();
     const applied = stamps.map((stamp) => {
       const used = spent.get(stamp.platform);
       const room = used === undefined ? cap : cap.minus(used);

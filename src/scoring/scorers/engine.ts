@@ -4,8 +4,7 @@
  * Pure domain code: the caller loads stamps and holds, verifies credentials,
  * and stores the result and the claims.
  */
-import type Big from 'big.js';
-import { formatDecimal, formatScore, sumDecimals } from './decimal.js';
+import { type Decimal, formatDecimal, formatScore, sumDecimals } from './decimal.js';
 import { isScorerType, type ScorerType, scorerTypeOf } from './registry.js';
 import { parseSetting, ScoringInputError, type ThresholdScoreCheck } from './scorer-type.js';
 
@@ -189,7 +188,7 @@ export function computeScore(input: ScoringInput): ScoreComputation {
 
   const counted: CountedStamp[] = [];
   const countedStamps: CandidateStamp[] = [];
-  const weights: Big[] = [];
+  const weights: Decimal[] = [];
   for (const provider of [...eligibleByProvider.keys()].sort(compareText)) {
     const [newest, ...older] = (eligibleByProvider.get(provider) as CandidateStamp[]).sort(newestFirst);
     if (newest === undefined) continue;
@@ -208,14 +207,14 @@ export function computeScore(input: ScoringInput): ScoreComputation {
     counted.map((stamp, index) => ({
       provider: stamp.provider,
       platform: input.platforms?.get(stamp.provider) ?? stamp.provider,
-      weight: weights[index] as Big,
+      weight: weights[index] as Decimal,
     })),
     settings,
   );
-  for (const [index, stamp] of counted.entries()) stamp.weight = formatOnce(typed.applied[index] as Big, formatDecimal, decimalTexts);
+  for (const [index, stamp] of counted.entries()) stamp.weight = formatOnce(typed.applied[index] as Decimal, formatDecimal, decimalTexts);
   const claims = claimsFor(countedStamps, input.holds, address, isLive);
   // fromEntries defines own properties, so even a provider called "__proto__" is an ordinary key.
-  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatOnce(typed.applied[index] as Big, formatScore, scoreTexts)]));
+  const stampScores = Object.fromEntries(counted.map((stamp, index) => [stamp.provider, formatOnce(typed.applied[index] as Decimal, formatScore, scoreTexts)]));
   const expirationDate = countedStamps.reduce<Date | null>(
     (earliest, stamp) => (earliest === null || stamp.expirationDate.getTime() < earliest.getTime() ? stamp.expirationDate : earliest),
     null,
@@ -223,7 +222,7 @@ export function computeScore(input: ScoringInput): ScoreComputation {
   const threshold = parseCached(scorer.threshold, () => 'scorer threshold');
   const breakdown: BreakdownStamp[] = countedStamps.map((stamp, index) => ({
     provider: stamp.provider,
-    score: formatOnce(weights[index] as Big, formatScore, scoreTexts),
+    score: formatOnce(weights[index] as Decimal, formatScore, scoreTexts),
     dedup: false,
     expirationDate: stamp.expirationDate,
   }));
@@ -252,21 +251,21 @@ export function computeScore(input: ScoringInput): ScoreComputation {
 
 // Every override is checked, not only those of the providers present, so a
 // broken scorer fails for every address alike instead of depending on stamps.
-function parseWeightOverrides(weights: Readonly<Record<string, string>>): Map<string, Big> {
-  const parsed = new Map<string, Big>();
+function parseWeightOverrides(weights: Readonly<Record<string, string>>): Map<string, Decimal> {
+  const parsed = new Map<string, Decimal>();
   for (const [provider, text] of Object.entries(weights)) {
     parsed.set(provider, parseCached(text, () => `scorer weight of provider ${JSON.stringify(provider)}`));
   }
   return parsed;
 }
 
-// Weights and thresholds repeat across every scoring: each distinct text is parsed once. Big values
+// Weights and thresholds repeat across every scoring: each distinct text is parsed once. Decimal values
 // are never mutated (every operation returns a new one), so sharing them is safe; bounded so that
 // ever-changing settings cannot grow it without limit.
-const parsedSettings = new Map<string, Big>();
+const parsedSettings = new Map<string, Decimal>();
 const PARSED_SETTINGS_MAX = 4096;
 
-function parseCached(text: unknown, what: () => string): Big {
+function parseCached(text: unknown, what: () => string): Decimal {
   if (typeof text === 'string') {
     const hit = parsedSettings.get(text);
     if (hit !== undefined) return hit;
@@ -276,18 +275,18 @@ function parseCached(text: unknown, what: () => string): Big {
   return value;
 }
 
-// The weights above are shared Big values (parseCached), so their texts are too: formatted once
+// The weights above are shared Decimal values (parseCached), so their texts are too: formatted once
 // per value. Keyed weakly by the value, which nothing mutates.
-const decimalTexts = new WeakMap<Big, string>();
-const scoreTexts = new WeakMap<Big, string>();
+const decimalTexts = new WeakMap<Decimal, string>();
+const scoreTexts = new WeakMap<Decimal, string>();
 
-function formatOnce(value: Big, format: (value: Big) => string, texts: WeakMap<Big, string>): string {
+function formatOnce(value: Decimal, format: (value: Decimal) => string, texts: WeakMap<Decimal, string>): string {
   let text = texts.get(value);
   if (text === undefined) texts.set(value, (text = format(value)));
   return text;
 }
 
-function defaultWeight(provider: string, defaultWeights: ReadonlyMap<string, string>): Big {
+function defaultWeight(provider: string, defaultWeights: ReadonlyMap<string, string>): Decimal {
   const text = defaultWeights.get(provider);
   return parseCached(text ?? '0', () => `default weight of provider ${JSON.stringify(provider)}`);
 }

@@ -3,9 +3,8 @@
  * the weights of the stamps that count into a score. Everything before that (which stamps count,
  * deduplication, the weight of each provider) is the engine's and the same for every type.
  */
-import type Big from 'big.js';
 import { type Static, type TObject, Type } from '@sinclair/typebox';
-import { parseDecimal } from './decimal.js';
+import { type Decimal, parseDecimal } from './decimal.js';
 
 /** One counted stamp as a scorer type sees it. */
 export interface WeightedStamp {
@@ -13,7 +12,7 @@ export interface WeightedStamp {
   /** The catalogue platform of the provider; the provider itself when the catalogue does not know it. */
   platform: string;
   /** The scorer's weight for the provider (override or catalogue default). */
-  weight: Big;
+  weight: Decimal;
 }
 
 /** The `evidence` of threshold-type scorers. */
@@ -31,9 +30,9 @@ export type ThresholdScoreCheck = Static<typeof ThresholdScoreCheckSchema>;
 
 export interface TypeScore {
   /** The weight each stamp contributes, in the order given: the record's `stamp_scores`. */
-  applied: Big[];
+  applied: Decimal[];
   /** The score before formatting (the sum of `applied`, or a pass/fail value). */
-  score: Big;
+  score: Decimal;
   evidence: ThresholdScoreCheck | null;
 }
 
@@ -66,7 +65,7 @@ export class ScoringInputError extends Error {
   }
 }
 
-export function parseSetting(text: unknown, what: string): Big {
+export function parseSetting(text: unknown, what: string): Decimal {
   if (typeof text !== 'string') throw new ScoringInputError(`${what}: expected decimal text, got ${typeof text}`);
   try {
     return parseDecimal(text);

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import { compiledOnce, type Database, type Db } from '../../db/connection.js';
 import { lockScoreEventLog } from '../../db/dialect.js';
-import type { ScoreEventsTable, ScoresTable } from '../../db/tables.js';
+import type { ScoreEventsTable, ScoresTable, ScoreStatus } from '../../db/tables.js';
 import type { ScoringOutcome } from '../jobs/scoring-jobs.repository.js';
 import { insertOutboxRow } from '../../webhooks/delivery-queue.repository.js';
 
@@ -114,6 +114,44 @@ export function scoreEventsRepository(database: Database) {
       .orderBy('id', 'desc')
       .limit(1),
   );
+  // Every settled scoring writes the row: built and compiled once, run with each result's values.
+  const writeRow = compiledOnce(
+    (
+      db: Db,
+      scorerId: number,
+      address: string,
+      now: number,
+      status: ScoreStatus,
+      score: string | null,
+      rawScore: string | null,
+      passing: number,
+      threshold: string | null,
+      evidence: string | null,
+      stampScores: string,
+      stamps: string,
+      expirationDate: number | null,
+      error: string | null,
+    ) => {
+      const columns = {
+        status,
+        score,
+        raw_score: rawScore,
+        passing,
+        threshold,
+        evidence,
+        stamp_scores: stampScores,
+        stamps,
+        expiration_date: expirationDate,
+        error,
+        last_score_timestamp: now,
+      };
+      return db
+        .insertInto('scores')
+        .values({ scorer_id: scorerId, address, ...columns, event_id: null })
+        .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet(columns))
+        .returningAll();
+    },
+  );
   const setEventId = compiledOnce((db: Db, scorerId: number, address: string, eventId: number) =>
     db.updateTable('scores').set({ event_id: eventId }).where('scorer_id', '=', scorerId).where('address', '=', address),
   );
@@ -167,12 +205,12 @@ export function scoreEventsRepository(database: Database) {
     ): Promise<RecordedScoring> {
       if (result.status === 'DONE') await takeHolds(trx, scorerId, address, result.outcome, now);
       const settled = settledColumns(result);
-      const row = (await trx
-        .insertInto('scores')
-        .values({ scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: null })
-        .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet({ ...settled, last_score_timestamp: now }))
-        .returningAll()
-        .executeTakeFirstOrThrow()) as ScoreRow;
+      const s = settled;
+      const written = (
+        await writeRow(trx, scorerId, address, now, s.status, s.score, s.raw_score, s.passing, s.threshold, s.evidence, s.stamp_scores, s.stamps, s.expiration_date, s.error)
+      ).rows[0];
+      if (!written) throw new Error('the score row was not written');
+      const row = written as ScoreRow;
       const latest = (await latestUpdate(trx, scorerId, address)).rows[0];
       let appendedEventId: number | null = null;
       if (differsFromEvent(settled, latest)) {

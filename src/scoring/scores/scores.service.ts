@@ -5,7 +5,8 @@ import { AppError, shuttingDownError } from '../../errors.js';
 import { isScorerId } from '../accounts/accounts.service.js';
 import type { ScoreStatus } from '../../db/tables.js';
 import type { ThresholdScoreCheck } from '../scorers/engine.js';
-import type { ScoringJobsRepository } from '../jobs/scoring-jobs.repository.js';
+import type { ScoringJobRow, ScoringJobsRepository } from '../jobs/scoring-jobs.repository.js';
+import type { InlineScoring } from '../jobs/inline-scoring.js';
 import type { JobSettled, ScoringWorker } from '../jobs/scoring-worker.js';
 import type { ScoreRow, ScoresRepository } from './scores.repository.js';
 import type { ScoreList, ScoreRecord } from './score-record.schema.js';
@@ -41,6 +42,13 @@ function processingRecord(address: string, at: number): ScoreRecord {
   };
 }
 
+/** A submission waiting for its job: what was heard since it last looked at its row. */
+interface Waiter {
+  settled: boolean;
+  startedHere: boolean;
+  wake: (() => void) | null;
+}
+
 export interface ScoreListQuery {
   last_score_timestamp_gt?: string;
   last_score_timestamp_gte?: string;
@@ -59,8 +67,20 @@ function timestampFilter(name: string, raw: string | undefined): number | undefi
 export interface ScoreServiceOptions {
   /** How long a submission waits for its score before answering PROCESSING. */
   submitWaitMs: number;
-  /** How often a waiting submission looks at the database when no local worker reports. */
+  /**
+   * How often a waiting submission looks at the database while no notice of its job can be
+   * counted on: on SQLite (or PostgreSQL without LISTEN) until the local worker has started the job.
+   */
   waitPollMs: number;
+  /**
+   * True when a job settled by any process is announced here (PostgreSQL LISTEN): a waiting
+   * submission then never polls, it reads its row on the notice or at its deadline.
+   */
+  noticesFromEveryProcess?: () => boolean;
+  /** Scores a submission in this process when its worker has a free slot (one write, no job). */
+  inline?: InlineScoring;
+  /** An inline scoring appended a score event (the webhook worker looks at once, as after a job). */
+  eventAppended?: () => void;
   /**
    * Emits `settled` ({scorerId, address}) when a job settles in any process, so a waiting
    * submission answers at once (default: the local worker's own events).
@@ -90,31 +110,101 @@ export function scoreService(
   setMaxListeners(0, shutdown.signal);
   const inFlight = new Set<Promise<unknown>>();
 
-  async function waitForScore(scorerId: number, address: string, deadline: number): Promise<ScoreRow | undefined> {
-    const settledJobs = options.settledJobs ?? worker;
+  // The submissions waiting for their job, by (scorer, address): one listener per emitter for all
+  // of them, so that a burst of announcements for other jobs costs a map look-up each.
+  const waiters = new Map<string, Set<Waiter>>();
+  const keyOf = (scorerId: number, address: string) => `${scorerId}/${address}`;
+  const settledJobs = options.settledJobs ?? worker;
+  settledJobs?.on('settled', (settled: Pick<JobSettled, 'scorerId' | 'address'>) => {
+    for (const waiter of waiters.get(keyOf(settled.scorerId, settled.address)) ?? []) {
+      waiter.settled = true;
+      // The run that was started here is over; if it left the job queued, it may run elsewhere next.
+      waiter.startedHere = false;
+      waiter.wake?.();
+    }
+  });
+  // The local worker took the job: its settled notice will come, so no poll is needed.
+  worker?.on('started', (job: ScoringJobRow) => {
+    for (const waiter of waiters.get(keyOf(job.scorer_id, job.address)) ?? []) waiter.startedHere = true;
+  });
+
+  function watch(scorerId: number, address: string): Waiter & { close(): void } {
+    const key = keyOf(scorerId, address);
+    let set = waiters.get(key);
+    if (!set) waiters.set(key, (set = new Set()));
+    const waiter: Waiter & { close(): void } = {
+      settled: false,
+      startedHere: false,
+      wake: null,
+      close() {
+        set.delete(waiter);
+        if (set.size === 0 && waiters.get(key) === set) waiters.delete(key);
+      },
+    };
+    set.add(waiter);
+    return waiter;
+  }
+
+  /**
+   * Reads the row until it settles, the deadline passes or shutdown begins. Between reads it
+   * waits for the job's settled notice; it looks again without one only while no notice can be
+   * counted on (see waitPollMs), never when the local worker runs the job or every process's
+   * notices arrive here. A notice lost all the same (LISTEN reconnecting) delays the answer to
+   * the deadline, when the row is read once more.
+   */
+  async function waitForScore(waiter: Waiter, scorerId: number, address: string, deadline: number): Promise<ScoreRow | undefined> {
+    const everyProcess = options.noticesFromEveryProcess?.() ?? false;
     for (;;) {
+      // Cleared before the read: a notice that arrives during it is not lost.
+      waiter.settled = false;
       const row = await scores.find(scorerId, address);
       const remaining = deadline - clock();
       if (!row || row.status !== 'PROCESSING' || remaining <= 0 || shutdown.signal.aborted) return row;
-      // Until the workers say this job settled, the next look is due, or shutdown.
+      if (waiter.settled) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => done(), Math.min(remaining, options.waitPollMs));
-        // A listener that stays on (not `once` in a loop), so that a burst of announcements for
-        // other jobs cannot hide this one.
-        const onSettled = (settled: Pick<JobSettled, 'scorerId' | 'address'>) => {
-          if (settled.scorerId === scorerId && settled.address === address) done();
+        const deadlineTimer = setTimeout(() => done(), remaining);
+        let pollTimer: NodeJS.Timeout | null = null;
+        const poll = () => {
+          pollTimer = null;
+          if (waiter.startedHere) return;
+          done();
         };
+        if (!everyProcess && !waiter.startedHere) pollTimer = setTimeout(poll, Math.min(remaining, options.waitPollMs));
         function done() {
-          clearTimeout(timer);
-          settledJobs?.off('settled', onSettled);
+          clearTimeout(deadlineTimer);
+          if (pollTimer) clearTimeout(pollTimer);
+          waiter.wake = null;
           shutdown.signal.removeEventListener('abort', done);
           resolve();
         }
-        settledJobs?.on('settled', onSettled);
+        waiter.wake = done;
         shutdown.signal.addEventListener('abort', done, { once: true });
       });
       if (shutdown.signal.aborted) return row;
     }
+  }
+
+  /** Records the submission as a job and waits for its score (no free slot here, or joining a job). */
+  async function queueAndWait(scorerId: number, address: string, start: number, deadline: number, waiter: Waiter, joined: boolean): Promise<ScoreRecord> {
+    if (!joined) {
+      // A failure here (the database unavailable) means nothing was recorded: the caller is
+      // told so (503) and submits again.
+      await jobs.enqueue(scorerId, address, start);
+    }
+    // The row is PROCESSING now: no process may keep answering the finished record it had.
+    await options.scoreWritten?.(scorerId, address);
+    if (options.announceJob) options.announceJob();
+    else worker?.notify();
+    let row: ScoreRow | undefined;
+    try {
+      row = await waitForScore(waiter, scorerId, address, deadline);
+    } catch {
+      // The submission is recorded and its job queued; only reading the score failed (the
+      // database went away meanwhile). Refusing now would tell the client it was not recorded.
+      return processingRecord(address, start);
+    }
+    if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
+    return toScoreRecord(row);
   }
 
   return {
@@ -123,23 +213,25 @@ export function scoreService(
       if (shutdown.signal.aborted) throw shuttingDownError(options.retryAfterSeconds);
       const work = (async () => {
         const start = clock();
-        // A failure here (the database unavailable) means nothing was recorded: the caller is
-        // told so (503) and submits again.
-        await jobs.enqueue(scorerId, address, start);
-        // The row is PROCESSING now: no process may keep answering the finished record it had.
-        await options.scoreWritten?.(scorerId, address);
-        if (options.announceJob) options.announceJob();
-        else worker?.notify();
-        let row: ScoreRow | undefined;
+        // Listening before anything is written: the job's notices cannot be missed.
+        const waiter = watch(scorerId, address);
         try {
-          row = await waitForScore(scorerId, address, start + options.submitWaitMs);
-        } catch {
-          // The submission is recorded and its job queued; only reading the score failed (the
-          // database went away meanwhile). Refusing now would tell the client it was not recorded.
-          return processingRecord(address, start);
+          // A zero budget asks for PROCESSING at once: scoring is left to the queue.
+          const inline = options.submitWaitMs > 0 ? options.inline?.tryScore(scorerId, address) : null;
+          if (inline) {
+            // A database fault is thrown from here: nothing was recorded (503).
+            const outcome = await inline;
+            if (outcome.kind === 'recorded') {
+              await options.scoreWritten?.(scorerId, address);
+              if (outcome.eventAppended) options.eventAppended?.();
+              return toScoreRecord(outcome.row);
+            }
+            if (outcome.kind === 'queued') return await queueAndWait(scorerId, address, outcome.at, start + options.submitWaitMs, waiter, true);
+          }
+          return await queueAndWait(scorerId, address, start, start + options.submitWaitMs, waiter, false);
+        } finally {
+          waiter.close();
         }
-        if (!row) throw new AppError('internal_error', 'The submission was not recorded.');
-        return toScoreRecord(row);
       })();
       inFlight.add(work);
       try {

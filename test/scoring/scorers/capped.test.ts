@@ -1,6 +1,6 @@
-import Big from 'big.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { capped } from '../../../src/scoring/scorers/capped.js';
+import { parseDecimal } from '../../../src/scoring/scorers/decimal.js';
 import { computeScore, type CandidateStamp } from '../../../src/scoring/scorers/engine.js';
 import { loadCatalogue } from '../../../src/scoring/stamps/catalogue.js';
 import { createTestApp, seedAccount, type TestApp } from '../../helpers/app.js';
@@ -13,7 +13,7 @@ const catalogue = loadCatalogue();
 const platformOf = (provider: string) => catalogue.metadataFor(provider)?.platform.id ?? provider;
 
 describe('the capped scorer type', () => {
-  const stamp = (provider: string, weight: string) => ({ provider, platform: platformOf(provider), weight: new Big(weight) });
+  const stamp = (provider: string, weight: string) => ({ provider, platform: platformOf(provider), weight: parseDecimal(weight) });
 
   it('caps each platform at platform_cap, spending the cap in the order the stamps come', () => {
     const result = capped.score(
