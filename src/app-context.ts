@@ -134,17 +134,11 @@ export async function createAppContext(config: Config, database: Database, optio
   // API process answers as soon as a worker elsewhere is done (not at its next look).
   const settledJobs = new EventEmitter().setMaxListeners(0);
   worker.on('settled', (settled: JobSettled) => signals.settled(settled.scorerId, settled.address));
-  // Set once this process listens to every process's job notices (PostgreSQL LISTEN, long-running commands).
-  let listening = false;
-  const listenToSignals = signals.listen.bind(signals);
-  signals.listen = () => {
-    listening = database.dialect === 'postgres';
-    return listenToSignals();
-  };
   const scores = scoreService(scoresRepository(database.db), jobs, worker, {
     submitWaitMs: config.submitWaitMs,
     waitPollMs: submitPollMs,
-    noticesFromEveryProcess: () => listening,
+    // True only while the LISTEN connection is up: every process's settled notices arrive then.
+    noticesFromEveryProcess: () => notices?.generation != null,
     inline: inlineScoring(worker, jobs, scoreFromStore),
     eventAppended: () => webhooks.worker.notify(),
     settledJobs,
