@@ -214,7 +214,8 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     const claimed = await t.ctx.jobs.claimNext('elsewhere', Date.now(), 30_000);
     expect(claimed?.address).toBe(address);
     const outcome: ScoringOutcome = { ...fixedOutcome, claims: [{ nullifier: 'v1:joined', expiresAt: Date.now() + 86_400_000 }] };
-    expect(await t.ctx.jobs.recordInline(scorer.id, address, Date.now(), outcome)).toEqual({ kind: 'queued' });
+    const version = await t.ctx.jobs.scoreVersion(scorer.id, address);
+    expect(await t.ctx.jobs.recordInline(scorer.id, address, Date.now(), outcome, version)).toEqual({ kind: 'queued' });
     // Nothing of the inline result stays: no hold, no event, the row PROCESSING; the job runs again.
     const row = await t.ctx.database.db.selectFrom('scores').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'PROCESSING', score: null });
@@ -222,6 +223,24 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     expect(await t.ctx.database.db.selectFrom('score_events').selectAll().where('address', '=', address).execute()).toEqual([]);
     expect(await jobRows()).toMatchObject([{ address, generation: 2, state: 'running' }]);
     expect(await t.ctx.jobs.complete(claimed!, 'elsewhere', Date.now(), fixedOutcome)).toBe('rerun');
+  });
+
+  it('never writes a result over a write of the row that committed after it began (a concurrent inline scoring): it joins the queue', async () => {
+    t = await createTestApp(kind);
+    const { scorer } = await seedAccount(t.ctx);
+    const address = randomAddress();
+    // S1 starts: it notes the row's version, then (slowly) scores.
+    const s1Version = await t.ctx.jobs.scoreVersion(scorer.id, address);
+    // S2 starts later, scores newer stamps and commits first.
+    const newer: ScoringOutcome = { ...fixedOutcome, score: '2.00000' };
+    const s2 = await t.ctx.jobs.recordInline(scorer.id, address, Date.now(), newer, await t.ctx.jobs.scoreVersion(scorer.id, address));
+    expect(s2.kind).toBe('recorded');
+    // S1's older result is not written: it joins the queue, whose job scores what is stored now.
+    const older: ScoringOutcome = { ...fixedOutcome, score: '1.00000' };
+    expect(await t.ctx.jobs.recordInline(scorer.id, address, Date.now(), older, s1Version)).toEqual({ kind: 'queued' });
+    const events = await t.ctx.database.db.selectFrom('score_events').select('score').where('address', '=', address).execute();
+    expect(events.map((e) => e.score)).toEqual(['2.00000']);
+    expect(await jobRows()).toMatchObject([{ address, state: 'queued' }]);
   });
 
   describe('waiting for a queued job', () => {

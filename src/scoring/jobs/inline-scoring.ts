@@ -41,7 +41,9 @@ export function inlineScoring(worker: ScoringWorker, jobs: ScoringJobsRepository
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       let outcome: ScoringOutcome;
+      let readOver: string;
       try {
+        readOver = await jobs.scoreVersion(scorerId, address);
         outcome = await score(scorerId, address, clock());
       } catch (error) {
         if (isDatabaseUnavailable(error)) throw error;
@@ -50,7 +52,7 @@ export function inlineScoring(worker: ScoringWorker, jobs: ScoringJobsRepository
       }
       const now = clock();
       try {
-        const recording = await jobs.recordInline(scorerId, address, now, outcome);
+        const recording = await jobs.recordInline(scorerId, address, now, outcome, readOver);
         if (recording.kind === 'queued') return { kind: 'queued', at: now };
         worker.emit('inlineScored', { scorerId, address, durationMs: performance.now() - started } satisfies InlineScored);
         return { kind: 'recorded', row: recording.recorded.row, eventAppended: recording.recorded.appendedEventId !== null };

@@ -110,6 +110,17 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
     return dialect === 'postgres' ? query.forUpdate() : query;
   });
   const removeJob = compiledOnce((db: Db, id: number) => db.deleteFrom('scoring_jobs').where('id', '=', id));
+  // What a scoring is written over: compared before an inline write, so that a result read
+  // before another write of the row committed never replaces that write.
+  const scoreVersion = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db.selectFrom('scores').select(['event_id', 'last_score_timestamp', 'status']).where('scorer_id', '=', scorerId).where('address', '=', address),
+  );
+  const scoreVersionForUpdate = compiledOnce((db: Db, scorerId: number, address: string) => {
+    const query = db.selectFrom('scores').select(['event_id', 'last_score_timestamp', 'status']).where('scorer_id', '=', scorerId).where('address', '=', address);
+    return dialect === 'postgres' ? query.forUpdate() : query;
+  });
+  const versionText = (row: { event_id?: number | null; last_score_timestamp: number | null; status: string } | undefined) =>
+    row ? `${row.event_id ?? null}|${row.last_score_timestamp}|${row.status}` : 'none';
   const jobOf = compiledOnce((db: Db, scorerId: number, address: string) =>
     db.selectFrom('scoring_jobs').select('id').where('scorer_id', '=', scorerId).where('address', '=', address),
   );
@@ -139,9 +150,13 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
      * waits for the score row's lock (PostgreSQL) or the write lock (SQLite) and comes after this
      * one. Throws NullifierTaken (nothing written) when another address took a counted nullifier.
      */
-    async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome): Promise<InlineRecording> {
+    async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome, readOver: string): Promise<InlineRecording> {
       try {
         return await writeTransaction(database, async (trx) => {
+          // Another write of the row committed since this scoring began (a concurrent inline
+          // scoring of the same address, here or in another process): joining the queue lets a
+          // job score from what is stored now, as concurrent submissions always coalesced.
+          if (versionText((await scoreVersionForUpdate(trx, scorerId, address)).rows[0]) !== readOver) throw new JoinJob();
           const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
           if ((await jobOf(trx, scorerId, address)).rows.length > 0) throw new JoinJob();
           return { kind: 'recorded' as const, recorded };
@@ -151,6 +166,11 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
         await enqueue(scorerId, address, now);
         return { kind: 'queued' };
       }
+    },
+
+    /** The score row's version as an inline scoring starts (handed back to `recordInline`). */
+    async scoreVersion(scorerId: number, address: string): Promise<string> {
+      return versionText((await scoreVersion(db, scorerId, address)).rows[0]);
     },
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */

@@ -5,6 +5,9 @@ import { type AbuseRequest, describeRequest } from './requests.js';
  * pass must find no request that costs more than a few milliseconds before it is answered.
  * process.cpuUsage counts every thread of the process, so a figure is an upper bound.
  */
+/** Methods whose repetition does what the first request did (RFC 9110 idempotent, and our PATCH sets fields). */
+const repeatable = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 export class CpuCosts {
   private worstCases: { id: string; request: AbuseRequest; ms: number; status: number }[] = [];
   count = 0;
@@ -35,9 +38,9 @@ export class CpuCosts {
    * The requests over `limitMs`, a refused one sent again up to `attempts` times, each time to a
    * new app on the same database (`fresh`: every in-memory cache empty, so a replay redoes the
    * work), and kept at its lowest cost: a request that is expensive stays over, one that met a
-   * garbage collection or a busy machine (other threads' CPU counts too) does not. Only refusals
-   * and reads are replayed: they changed nothing, so the replay meets the state the first send
-   * met. An accepted write over the limit stands as measured.
+   * garbage collection or a busy machine (other threads' CPU counts too) does not. Replayed:
+   * refusals (they changed nothing) and idempotent methods (a repeat meets the state the first
+   * send left, doing the same work). An accepted POST over the limit stands as measured.
    */
   async confirmedOver(
     limitMs: number,
@@ -48,7 +51,7 @@ export class CpuCosts {
     for (const w of this.worstCases.filter((c) => c.ms > limitMs)) {
       let lowest = w.ms;
       // A streamed body was consumed by the first send: such a request stands as measured too.
-      const replayable = (w.status >= 400 || w.request.method === 'GET' || w.request.method === 'HEAD') && (w.request.payload === undefined || typeof w.request.payload === 'string' || Buffer.isBuffer(w.request.payload));
+      const replayable = (w.status >= 400 || repeatable.has(w.request.method)) && (w.request.payload === undefined || typeof w.request.payload === 'string' || Buffer.isBuffer(w.request.payload));
       for (let i = 0; replayable && i < attempts && lowest > limitMs; i++) {
         const app = await fresh();
         try {
