@@ -16,6 +16,7 @@ import {
 import pg from 'pg';
 import { type AvailabilityLog, DatabaseAvailability } from './availability.js';
 import type { DialectName } from './dialect.js';
+import { SqliteWriteWatch } from './sqlite-watch.js';
 import type { Tables } from './tables.js';
 
 export type Db = Kysely<Tables>;
@@ -36,10 +37,10 @@ export interface Database {
   readArrays?: (query: CompiledQuery) => Promise<RowArrays>;
   /**
    * SQLite only: a number that changes whenever another connection (another process) has
-   * committed to the database file since the last call (`PRAGMA data_version`); this
-   * connection's own commits leave it unchanged. A read of shared memory, no I/O.
+   * committed to the database file since the last call; this connection's own commits leave it
+   * unchanged. Null when that cannot be told (see SqliteWriteWatch).
    */
-  writesElsewhere?: () => number;
+  writesElsewhere?: () => number | null;
 }
 
 export interface RowArrays {
@@ -191,8 +192,15 @@ function openSqlite(url: string, options: OpenOptions): Database {
   });
   const readArrays = arrayReader(sqlite, db);
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
-  const writesElsewhere = () => dataVersion.get() as number;
-  return { db, dialect: 'sqlite', availability, url, close: () => db.destroy(), readArrays, writesElsewhere };
+  const readVersion = () => dataVersion.get() as number;
+  // Made at the first look (the score cache's), so that CLI commands and tests watch nothing.
+  let watch: SqliteWriteWatch | null = null;
+  const writesElsewhere = file === ':memory:' ? () => 0 : () => (watch ??= new SqliteWriteWatch(file, readVersion)).generation();
+  const close = async () => {
+    watch?.close();
+    await db.destroy();
+  };
+  return { db, dialect: 'sqlite', availability, url, close, readArrays, writesElsewhere };
 }
 
 /**
