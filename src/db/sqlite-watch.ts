@@ -1,15 +1,19 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
-/** How long after the last change of the database files every look asks SQLite again. */
-const settleMs = 1000;
+/**
+ * How long after the last change of the database files every look asks SQLite again: far longer
+ * than a commit takes between its last WAL write and its WAL index update, short enough that
+ * this process's own periodic writes (usage counters every 5 s) leave most looks free.
+ */
+const settleMs = 250;
 
 /**
  * Other processes' commits to a SQLite database, seen without a query per look: the file system
  * tells (inotify on the database's folder) when the database or its WAL is written, and only
- * then, and for a second after, does a look ask SQLite whether another connection committed
+ * then, and for a quarter of a second after, does a look ask SQLite whether another connection committed
  * (`PRAGMA data_version`, a read transaction's start: about 20 µs, more than the rest of a cached
- * read). The second covers a commit whose last WAL write was noticed before its WAL index was
+ * read). That delay covers a commit whose last WAL write was noticed before its WAL index was
  * updated (that update is a memory write the file system does not report).
  *
  * `generation()` follows the bus transports' contract: null while it cannot tell (the watch
