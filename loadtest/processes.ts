@@ -3,50 +3,15 @@
  * commands), waiting on them, stopping them. Every process started here is remembered so that a
  * failed or interrupted run can kill what is left.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { describeSettings } from '../src/config/index.js';
+import { LoggedProcess } from '../test/helpers/processes.js';
 import { repoDir } from './definitions.js';
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { Exit } from '../test/helpers/processes.js';
 
-export class Proc {
-  readonly lines: string[] = [];
-  readonly stderr: string[] = [];
-  exit: Exit | null = null;
-  readonly exited: Promise<Exit>;
-  #partial = '';
-
-  constructor(
-    readonly label: string,
-    readonly child: ChildProcess,
-  ) {
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      const parts = (this.#partial + chunk).split('\n');
-      this.#partial = parts.pop() ?? '';
-      this.lines.push(...parts);
-    });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => this.stderr.push(chunk));
-    this.exited = new Promise((resolve) =>
-      child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      }),
-    );
-  }
-
-  get pid(): number {
-    return this.child.pid ?? -1;
-  }
-
-  tail(): string {
-    return [`--- ${this.label} stdout`, ...this.lines.slice(-10), `--- ${this.label} stderr`, this.stderr.join('').slice(-2000)].join('\n');
-  }
-
+/** A `stampgate` process of the load test. */
+export class Proc extends LoggedProcess {
   /** Log lines at error level or above. */
   errorLines(): string[] {
     return this.lines.filter((line) => line.startsWith('{') && (JSON.parse(line) as { level?: number }).level! >= 50);

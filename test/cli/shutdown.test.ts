@@ -17,7 +17,7 @@
  * The processes run src/ transpiled once by esbuild into a private directory; see buildCli in
  * test/cluster/cluster.test.ts for why that and not tsx or `npm run build`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,59 +32,14 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { scoringJobsRepository } from '../../src/scoring/jobs/scoring-jobs.repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
-import { buildCli, cliEnvironment, freePort, waitFor, withTimeout } from '../helpers/processes.js';
+import { buildCli, cliEnvironment, type Exit, freePort, LoggedProcess, waitFor, withTimeout } from '../helpers/processes.js';
 
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 /** Well below the 15 s after which a stuck shutdown is forced with exit code 1. */
 const EXIT_BOUND_MS = 10_000;
 const JOBS = 3000;
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  at: number;
-}
-
-class Proc {
-  readonly lines: string[] = [];
-  readonly stderr: string[] = [];
-  lastOutputAt = Date.now();
-  exit: Exit | null = null;
-  readonly exited: Promise<Exit>;
-  readonly closed: Promise<void>;
-  #partial = '';
-
-  constructor(
-    readonly label: string,
-    readonly child: ChildProcess,
-  ) {
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      const parts = (this.#partial + chunk).split('\n');
-      this.#partial = parts.pop() ?? '';
-      this.lines.push(...parts);
-      this.lastOutputAt = Date.now();
-    });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => this.stderr.push(chunk));
-    this.exited = new Promise((resolve) =>
-      child.once('exit', (code, signal) => {
-        this.exit = { code, signal, at: Date.now() };
-        resolve(this.exit);
-      }),
-    );
-    this.closed = new Promise((resolve) =>
-      child.once('close', () => {
-        if (this.#partial !== '') this.lines.push(this.#partial);
-        resolve();
-      }),
-    );
-  }
-
-  tail(): string {
-    return [`--- ${this.label} stdout tail`, ...this.lines.slice(-10), `--- ${this.label} stderr`, this.stderr.join('').slice(-2000)].join('\n');
-  }
-
+class Proc extends LoggedProcess {
   /** Job log lines: how many runs started, settled, and are open now. */
   jobs(): { started: number; settled: number; open: number; owners: Set<string>; outcomes: Record<string, number> } {
     let started = 0;

@@ -1,11 +1,10 @@
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { allMigrations } from '../../src/db/migrations/index.js';
 import { accountsRepository } from '../../src/scoring/accounts/accounts.repository.js';
 import { apiKeysRepository } from '../../src/scoring/accounts/api-keys.repository.js';
 import { apiKeyService } from '../../src/scoring/accounts/api-keys.service.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, databaseKinds, migrateUpTo, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(databaseKinds)('0014-key-permissions on %s', (kind) => {
   let test: TestDatabase;
@@ -15,14 +14,7 @@ describe.each(databaseKinds)('0014-key-permissions on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      const schema =
-        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({
-        db: database.db,
-        provider: { getMigrations: async () => allMigrations(kind) },
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      });
-      expect((await migrator.migrateTo('0012-scorer-settings')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '0012-scorer-settings');
       const db = database.db as unknown as Kysely<any>;
       const account = await db.insertInto('accounts').values({ name: 'old', created_at: 1 }).returning('id').executeTakeFirstOrThrow();
       const key = (prefix: string, canSubmit: number, canRead: number) => ({

@@ -1,8 +1,8 @@
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, pendingMigrations } from '../../src/db/migrate.js';
 import { allMigrations } from '../../src/db/migrations/index.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, databaseKinds, migrateUpTo, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(databaseKinds)('migrations on %s', (kind) => {
   let test: TestDatabase;
@@ -27,14 +27,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      const schema =
-        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({
-        db: database.db,
-        provider: { getMigrations: async () => allMigrations(kind) },
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      });
-      expect((await migrator.migrateTo('0008-public-data')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '0008-public-data');
       const db = database.db as unknown as Kysely<any>;
       const account = await db.insertInto('accounts').values({ name: 'old', created_at: 1 }).returning('id').executeTakeFirstOrThrow();
       const scorer = await db
@@ -92,14 +85,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      const schema =
-        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({
-        db: database.db,
-        provider: { getMigrations: async () => allMigrations(kind) },
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      });
-      expect((await migrator.migrateTo('0014-key-permissions')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '0014-key-permissions');
       const db = database.db as unknown as Kysely<any>;
       const event = (txHash: string, source: string) => ({
         tx_hash: txHash, log_index: 0, block_number: 1, type: 'selfStake', round_id: '1', staker: '0xaa', user_address: null, amount: '1', staked: 1, source, created_at: 1,
@@ -121,14 +107,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      const schema =
-        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({
-        db: database.db,
-        provider: { getMigrations: async () => allMigrations(kind) },
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      });
-      expect((await migrator.migrateTo('0008-public-data')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '0008-public-data');
       const db = database.db as unknown as Kysely<any>;
       const count = 20_000;
       // Stored in reverse chain order, so that storage order is not the numbering.

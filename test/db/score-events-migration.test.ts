@@ -1,8 +1,7 @@
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { allMigrations } from '../../src/db/migrations/index.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, databaseKinds, migrateUpTo, type TestDatabase } from '../helpers/databases.js';
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00');
 
@@ -14,14 +13,7 @@ describe.each(databaseKinds)('0013-score-events on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      const schema =
-        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({
-        db: database.db,
-        provider: { getMigrations: async () => allMigrations(kind) },
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      });
-      expect((await migrator.migrateTo('0012-scorer-settings')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '0012-scorer-settings');
       const db = database.db as unknown as Kysely<any>;
       const account = await db.insertInto('accounts').values({ name: 'old', created_at: 1 }).returning('id').executeTakeFirstOrThrow();
       const scorer = (type: string) => ({ account_id: account.id, name: type, type, threshold: '20', weights: '{}', requires_signature: 0, created_at: 1, updated_at: 1 });

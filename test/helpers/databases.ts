@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { allMigrations } from '../../src/db/migrations/index.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -85,4 +87,17 @@ export async function openMigratedTestDatabase(kind: DatabaseKind): Promise<{ te
   const database = test.open();
   await migrateToLatest(database);
   return { test, database };
+}
+
+/** Applies the migrations up to and including `name` (a migration test's starting point: data of that schema). */
+export async function migrateUpTo(database: Database, kind: DatabaseKind, name: string): Promise<void> {
+  // On PostgreSQL the migration table lives in the test's own schema, as migrateToLatest puts it.
+  const schema = kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({
+    db: database.db,
+    provider: { getMigrations: async () => allMigrations(kind) },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error;
 }

@@ -112,3 +112,89 @@ export async function waitFor(what: string, timeoutMs: number, probe: () => bool
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  at: number;
+}
+
+/**
+ * A child process with its stdout split into lines as they arrive (a `stampgate` server, worker or
+ * CLI command of a test or of the load test), its exit, and a wait for a line.
+ */
+export class LoggedProcess {
+  readonly lines: string[] = [];
+  readonly stderr: string[] = [];
+  lastOutputAt = Date.now();
+  exit: Exit | null = null;
+  /** When the process ended (its 'exit' event). */
+  readonly exited: Promise<Exit>;
+  /** When its output streams are drained too (every log line read). */
+  readonly closed: Promise<void>;
+  #partial = '';
+  readonly #wake = new Set<() => void>();
+
+  constructor(
+    readonly label: string,
+    readonly child: ChildProcess,
+  ) {
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      const parts = (this.#partial + chunk).split('\n');
+      this.#partial = parts.pop() ?? '';
+      this.lines.push(...parts);
+      this.lastOutputAt = Date.now();
+      for (const wake of this.#wake) wake();
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => this.stderr.push(chunk));
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exit = { code, signal, at: Date.now() };
+        for (const wake of this.#wake) wake();
+        resolve(this.exit);
+      });
+    });
+    this.closed = new Promise((resolve) => {
+      child.once('close', () => {
+        if (this.#partial !== '') this.lines.push(this.#partial);
+        this.#partial = '';
+        resolve();
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** The first stdout line that matches; fails when the process ends first or time runs out. */
+  waitForLine(match: (line: string) => boolean, timeoutMs: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`${this.label}: no matching line within ${timeoutMs} ms\n${this.tail()}`)), timeoutMs);
+      const check = () => {
+        const line = this.lines.find(match);
+        if (line !== undefined) done(null, line);
+        else if (this.exit) done(new Error(`${this.label} exited (${JSON.stringify(this.exit)}) before the expected line\n${this.tail()}`));
+      };
+      const done = (error: Error | null, line?: string) => {
+        clearTimeout(timer);
+        this.#wake.delete(check);
+        if (error) reject(error);
+        else resolve(line as string);
+      };
+      this.#wake.add(check);
+      check();
+    });
+  }
+
+  tail(lines = 15): string {
+    return [
+      `--- ${this.label} (pid ${this.pid}) stdout tail`,
+      ...this.lines.slice(-lines),
+      `--- ${this.label} stderr`,
+      this.stderr.join('').slice(-3000),
+    ].join('\n');
+  }
+}

@@ -1,15 +1,14 @@
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bountyRow } from '../../bench/bounties-seed.js';
 import type { Database } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { allMigrations } from '../../src/db/migrations/index.js';
 import type { BountiesTable } from '../../src/db/tables/public-data.js';
 import { renderBounty } from '../../src/publicdata/bounties/bounties.service.js';
 import { bountyListJsonOfBodies } from '../../src/publicdata/bounties/bounty-json.js';
 import { type Problem, readBounty } from '../../src/publicdata/import/import-records.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, databaseKinds, migrateUpTo, type TestDatabase } from '../helpers/databases.js';
 import { bountyFixtures, importOk } from './fixtures.js';
 import { vocabularyFixtures } from './vocabulary-fixtures.js';
 
@@ -46,14 +45,7 @@ describe.each(databaseKinds)('0020-bounty-bodies on %s', (kind) => {
     test = await createTestDatabase(kind);
     const database = test.open();
     try {
-      const schema =
-        kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({
-        db: database.db,
-        provider: { getMigrations: async () => allMigrations(kind) },
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      });
-      expect((await migrator.migrateTo('0018-portal')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '0018-portal');
       const rows = fixtureRows();
       await (database.db as unknown as Kysely<any>).insertInto('bounties').values(rows).execute();
 
