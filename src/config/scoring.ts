@@ -88,9 +88,10 @@ export const scoringSettings: Settings<ScoringConfig> = {
   scoringConcurrency: {
     key: 'scoringConcurrency',
     name: 'SCORING_CONCURRENCY',
-    description: 'Scoring jobs one worker runs at the same time',
-    defaultText: '4',
-    parse: integer('SCORING_CONCURRENCY', 1, 256, 4),
+    description:
+      'Scorings one process runs at the same time: queued jobs, and submissions scored at once in the submitting process (a submission that finds every slot taken waits in the queue)',
+    defaultText: '16',
+    parse: integer('SCORING_CONCURRENCY', 1, 256, 16),
   },
 
   scoreCacheTtlMs: {

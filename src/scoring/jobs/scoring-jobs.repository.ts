@@ -115,9 +115,18 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
   const scoreVersion = compiledOnce((db: Db, scorerId: number, address: string) =>
     db.selectFrom('scores').select(['event_id', 'last_score_timestamp', 'status']).where('scorer_id', '=', scorerId).where('address', '=', address),
   );
-  const scoreVersionForUpdate = compiledOnce((db: Db, scorerId: number, address: string) => {
-    const query = db.selectFrom('scores').select(['event_id', 'last_score_timestamp', 'status']).where('scorer_id', '=', scorerId).where('address', '=', address);
-    return dialect === 'postgres' ? query.forUpdate() : query;
+  // The row an inline scoring writes over, under its lock: its version, what recordScoring compares
+  // the result with (see unchangedSince), and whether a job of the address exists, in one statement.
+  const scoreUnderLock = compiledOnce((db: Db, scorerId: number, address: string) => {
+    const query = db
+      .selectFrom('scores')
+      .select(['event_id', 'last_score_timestamp', 'status', 'score', 'passing', 'threshold', 'evidence', 'error', 'stamps'])
+      .select((eb) =>
+        eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address).as('job_id'),
+      )
+      .where('scorer_id', '=', scorerId)
+      .where('address', '=', address);
+    return dialect === 'postgres' ? query.forUpdate('scores') : query;
   });
   const versionText = (row: { event_id?: number | null; last_score_timestamp: number | null; status: string } | undefined) =>
     row ? `${row.event_id ?? null}|${row.last_score_timestamp}|${row.status}` : 'none';
@@ -143,22 +152,27 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
 
     /**
      * Records a submission scored in the submitting process, in one write transaction, with no job
-     * row. The score row is written first, then the queue is looked at: a job of the address
-     * committed by then (queued, or running since before this submission) means this result must
-     * not be the last word, so the transaction is rolled back and the submission joins the job
-     * exactly as `enqueue` does (generation bumped, row PROCESSING). A submission queued later
-     * waits for the score row's lock (PostgreSQL) or the write lock (SQLite) and comes after this
-     * one. Throws NullifierTaken (nothing written) when another address took a counted nullifier.
+     * row. The score row is locked (or, when there is none yet, written) before the queue is
+     * looked at: a job of the address committed by then (queued, or running since before this
+     * submission) means this result must not be the last word, so the transaction is rolled back
+     * and the submission joins the job exactly as `enqueue` does (generation bumped, row
+     * PROCESSING). A submission queued later waits for the score row's lock (PostgreSQL) or the
+     * write lock (SQLite) and comes after this one. Throws NullifierTaken (nothing written) when another address took a counted nullifier.
      */
     async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome, readOver: string): Promise<InlineRecording> {
       try {
         return await writeTransaction(database, async (trx) => {
+          const current = (await scoreUnderLock(trx, scorerId, address)).rows[0];
           // Another write of the row committed since this scoring began (a concurrent inline
           // scoring of the same address, here or in another process): joining the queue lets a
           // job score from what is stored now, as concurrent submissions always coalesced.
-          if (versionText((await scoreVersionForUpdate(trx, scorerId, address)).rows[0]) !== readOver) throw new JoinJob();
-          const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now);
-          if ((await jobOf(trx, scorerId, address)).rows.length > 0) throw new JoinJob();
+          if (versionText(current) !== readOver) throw new JoinJob();
+          // With the row locked, a job committed later cannot have marked it PROCESSING yet, so
+          // looking at the queue now is as good as after the write. Without a row there is nothing
+          // to lock: the queue is looked at once the write has taken the row.
+          if (current?.job_id != null) throw new JoinJob();
+          const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now, { previous: current });
+          if (!current && (await jobOf(trx, scorerId, address)).rows.length > 0) throw new JoinJob();
           return { kind: 'recorded' as const, recorded };
         });
       } catch (error) {

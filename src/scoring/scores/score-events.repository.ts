@@ -18,6 +18,22 @@ export type SettledScoring =
 export interface RecordScoringOptions {
   /** Runs inside the same write transaction, after the score and its event (batch items). */
   withinTransaction?: (trx: Db) => Promise<void>;
+  /** The score row as this transaction found it under its lock, when the caller read it (see `unchangedSince`). */
+  previous?: TrackedScoreRow;
+}
+
+/** What a score row tells of its latest event: the tracked columns and the event it points at. */
+export type TrackedScoreRow = Pick<ScoreRow, 'status' | 'score' | 'passing' | 'threshold' | 'evidence' | 'error' | 'stamps' | 'event_id'>;
+
+/** The columns a result is compared on with the latest event (spec v2.md "Score events"), as an event or a row holds them. */
+interface TrackedEvent {
+  status: ScoreStatus;
+  score?: string | null;
+  passing?: number | null;
+  threshold?: string | null;
+  evidence?: string | null;
+  error?: string | null;
+  stamps?: string | null;
 }
 
 export interface RecordedScoring {
@@ -71,8 +87,21 @@ function settledColumns(result: SettledScoring) {
 
 type Settled = ReturnType<typeof settledColumns>;
 
+/**
+ * Whether a result equals the latest event, told by the row it replaces, so that re-scoring an
+ * unchanged passport need not read the event log. A settled row pointing at an event holds that
+ * event's tracked columns, and that event is the latest `score.updated` one: recordScoring is the
+ * only writer of both and points the row at every event it appends (a PROCESSING row is not
+ * settled). Rows the 0013 backfill wrote may differ from their event in a column the event left
+ * out, so only equality is trusted; a difference is settled by reading the event.
+ */
+function unchangedSince(settled: Settled, previous: TrackedScoreRow | undefined): boolean {
+  if (!previous || previous.event_id == null || (previous.status !== 'DONE' && previous.status !== 'ERROR')) return false;
+  return !differsFromEvent(settled, previous);
+}
+
 /** Whether a settled result differs from an event in what the log tracks (spec v2.md "Score events"). */
-export function differsFromEvent(settled: Settled, event: ScoreEventRow | undefined): boolean {
+export function differsFromEvent(settled: Settled, event: TrackedEvent | undefined): boolean {
   return (
     event === undefined ||
     event.status !== settled.status ||
@@ -211,6 +240,10 @@ export function scoreEventsRepository(database: Database) {
       ).rows[0];
       if (!written) throw new Error('the score row was not written');
       const row = written as ScoreRow;
+      if (unchangedSince(settled, options.previous)) {
+        if (options.withinTransaction) await options.withinTransaction(trx);
+        return { row, appendedEventId: null };
+      }
       const latest = (await latestUpdate(trx, scorerId, address)).rows[0];
       let appendedEventId: number | null = null;
       if (differsFromEvent(settled, latest)) {

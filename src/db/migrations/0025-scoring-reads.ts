@@ -1,0 +1,30 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+import type { DialectName } from '../dialect.js';
+
+/**
+ * Issue 17: the two reads of every scoring answered from an index alone. A stamp row stores its
+ * credential (1–2 KB) before its dates and deletion marks, so reading the live stamps of an address
+ * walked past every credential (on SQLite into overflow pages); a nullifier lookup read each
+ * hold's row for its holder and expiry. Each index holds the columns its query reads; the stamps
+ * one only the live rows, which are the only ones scored, and their (null) deletion marks too,
+ * since SQLite counts a partial index as covering only when it holds its condition's columns.
+ */
+export function scoringReads(dialect: DialectName): Migration {
+  void dialect;
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createIndex('stamps_live_scoring_idx')
+        .on('stamps')
+        .columns(['address', 'provider', 'issuer', 'nullifiers', 'issuance_date', 'expiration_date', 'id', 'deleted_at', 'revoked_at'])
+        .where(sql.ref('deleted_at'), 'is', null)
+        .where(sql.ref('revoked_at'), 'is', null)
+        .execute();
+      await db.schema
+        .createIndex('nullifier_holds_lookup_idx')
+        .on('nullifier_holds')
+        .columns(['scorer_id', 'nullifier', 'address', 'expires_at'])
+        .execute();
+    },
+  };
+}
