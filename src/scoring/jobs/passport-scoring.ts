@@ -34,7 +34,7 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
     expirationDate: new Date(row.expiration_date),
     valid: trusted.has(row.issuer) ? true : 'issuer is not trusted',
   }));
-  const holdRows = await deps.stamps.holdsFor(scorerId, [...new Set(stamps.flatMap((s) => s.nullifiers))]);
+  const holdRows = await deps.stamps.holdsFor(scorerId, address, [...new Set(stamps.flatMap((s) => s.nullifiers))]);
   const holds = new Map<string, NullifierHold>(
     holdRows.map((h) => [h.nullifier, { address: h.address, expiresAt: new Date(h.expires_at) }]),
   );

@@ -7,7 +7,7 @@ export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'c
 const COMPILED_HOLDS_MAX = 64;
 
 export function stampsRepository(db: Db) {
-  // Every scoring (and every v2 score read) runs these two, so they are compiled once.
+  // Every scoring (and every v2 score read) runs these, so they are compiled once.
   const liveForScoringQuery = compiledOnce((db: Db, address: string) =>
     db
       .selectFrom('stamps')
@@ -25,6 +25,17 @@ export function stampsRepository(db: Db) {
         .where('scorer_id', '=', scorerId)
         .where('nullifier', 'in', nullifiers.slice(0, count)),
     );
+  }
+  const holdsOfAddress = compiledOnce((db: Db, scorerId: number, address: string) =>
+    db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where('address', '=', address),
+  );
+  async function holdsByNullifier(scorerId: number, nullifiers: string[]) {
+    if (nullifiers.length <= COMPILED_HOLDS_MAX) {
+      let query = holdsQueries.get(nullifiers.length);
+      if (!query) holdsQueries.set(nullifiers.length, (query = holdsQuery(nullifiers.length)));
+      return (await query(db, scorerId, ...nullifiers)).rows;
+    }
+    return db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where('nullifier', 'in', nullifiers).execute();
   }
   return {
     /**
@@ -89,19 +100,18 @@ export function stampsRepository(db: Db) {
         .execute();
     },
 
-    async holdsFor(scorerId: number, nullifiers: string[]) {
+    /**
+     * The holds of these nullifiers. Read first as the holds of `address` (one index range: a
+     * re-scored address holds its nullifiers already), then, for the nullifiers it does not hold,
+     * by nullifier.
+     */
+    async holdsFor(scorerId: number, address: string, nullifiers: string[]) {
       if (nullifiers.length === 0) return [];
-      if (nullifiers.length <= COMPILED_HOLDS_MAX) {
-        let query = holdsQueries.get(nullifiers.length);
-        if (!query) holdsQueries.set(nullifiers.length, (query = holdsQuery(nullifiers.length)));
-        return (await query(db, scorerId, ...nullifiers)).rows;
-      }
-      return db
-        .selectFrom('nullifier_holds')
-        .select(['nullifier', 'address', 'expires_at'])
-        .where('scorer_id', '=', scorerId)
-        .where('nullifier', 'in', nullifiers)
-        .execute();
+      const wanted = new Set(nullifiers);
+      const own = (await holdsOfAddress(db, scorerId, address)).rows.filter((hold) => wanted.has(hold.nullifier));
+      if (own.length === wanted.size) return own;
+      for (const hold of own) wanted.delete(hold.nullifier);
+      return [...own, ...(await holdsByNullifier(scorerId, [...wanted]))];
     },
   };
 }
