@@ -6,8 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
-import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/jobs/scoring-jobs.repository.js';
 import { ScoringWorker } from '../../src/scoring/jobs/scoring-worker.js';
@@ -15,44 +13,8 @@ import { scoreService } from '../../src/scoring/scores/scores.service.js';
 import { scoresRepository } from '../../src/scoring/scores/scores.repository.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { statementsOf } from '../helpers/statement-log.js';
 import { giveStamps } from '../helpers/stamps.js';
-
-// ---------------------------------------------------------------------------
-// Every statement either driver runs, while recording: SQLite statements are prepared once and
-// run many times (the connection's statement cache), so each prepared statement is wrapped.
-
-let recording: string[] | null = null;
-const note = (sql: string) => recording?.push(sql.trim().toLowerCase());
-
-const sqlitePrepare = SqliteDatabase.prototype.prepare;
-SqliteDatabase.prototype.prepare = function (this: SqliteDatabase.Database, sql: string) {
-  const statement = sqlitePrepare.call(this, sql);
-  for (const method of ['run', 'all', 'get', 'iterate'] as const) {
-    const original = statement[method] as (...args: unknown[]) => unknown;
-    (statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      note(sql);
-      return original.apply(statement, args);
-    };
-  }
-  return statement;
-} as typeof SqliteDatabase.prototype.prepare;
-
-const pgQuery = pg.Client.prototype.query;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const first = args[0] as string | { text?: string };
-  note(typeof first === 'string' ? first : (first?.text ?? ''));
-  return (pgQuery as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof pg.Client.prototype.query;
-
-async function statementsOf<T>(work: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  const statements: string[] = [];
-  recording = statements;
-  try {
-    return { result: await work(), statements };
-  } finally {
-    recording = null;
-  }
-}
 
 const isWrite = (sql: string) => /^(insert|update|delete)\b/.test(sql) || /^with\b[\s\S]*\b(insert|update|delete)\b/.test(sql);
 const isBegin = (sql: string) => sql === 'begin' || sql === 'begin immediate';

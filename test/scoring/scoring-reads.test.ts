@@ -1,0 +1,107 @@
+/**
+ * What a re-scoring reads (issue 17): the live stamps and the nullifier holds from covering
+ * indexes, the holds of the scored address as one range (other holders looked up only for the
+ * nullifiers it does not hold), and no read of the event log when the score row shows the result
+ * unchanged, while a changed result, or a row that differs from its event, still reads it.
+ */
+import { CompiledQuery } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stampsRepository } from '../../src/scoring/stamps/stamps.repository.js';
+import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { statementsOf } from '../helpers/statement-log.js';
+import { giveStamps, testWallet } from '../helpers/stamps.js';
+
+const alice = testWallet(301).address.toLowerCase();
+const bob = testWallet(302).address.toLowerCase();
+const readsEventLog = (sql: string) => sql.startsWith('select') && sql.includes('from "score_events"');
+
+describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
+  let t: TestApp;
+  afterEach(async () => t?.close());
+
+  async function events(address: string) {
+    return t.ctx.database.db.selectFrom('score_events').select(['score']).where('address', '=', address).orderBy('id').execute();
+  }
+
+  it('finds the holds of the scored address in one statement, and other holders only for the rest', async () => {
+    t = await createTestApp(kind);
+    const { scorer } = await seedAccount(t.ctx);
+    const expires = Date.now() + 86_400_000;
+    await t.ctx.database.db
+      .insertInto('nullifier_holds')
+      .values([
+        { scorer_id: scorer.id, nullifier: 'v1:alice-own', address: alice, expires_at: expires },
+        { scorer_id: scorer.id, nullifier: 'v1:alice-not-asked', address: alice, expires_at: expires },
+        { scorer_id: scorer.id, nullifier: 'v1:bob-own', address: bob, expires_at: expires },
+      ])
+      .execute();
+    const stamps = stampsRepository(t.ctx.database.db);
+
+    const mixed = await statementsOf(() => stamps.holdsFor(scorer.id, alice, ['v1:alice-own', 'v1:bob-own', 'v1:nobody']));
+    expect([...mixed.result].sort((a, b) => a.nullifier.localeCompare(b.nullifier))).toEqual([
+      { nullifier: 'v1:alice-own', address: alice, expires_at: expires },
+      { nullifier: 'v1:bob-own', address: bob, expires_at: expires },
+    ]);
+    expect(mixed.statements).toHaveLength(2);
+
+    const own = await statementsOf(() => stamps.holdsFor(scorer.id, alice, ['v1:alice-own']));
+    expect(own.result).toEqual([{ nullifier: 'v1:alice-own', address: alice, expires_at: expires }]);
+    expect(own.statements).toHaveLength(1);
+    expect((await stamps.holdsFor(scorer.id, bob, ['v1:alice-own'])).map((hold) => hold.address)).toEqual([alice]);
+  });
+
+  it('re-scores an unchanged passport without reading the event log, and appends an event when the result changes', async () => {
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
+    t.ctx.worker.start();
+    const { scorer } = await seedAccount(t.ctx);
+    await giveStamps(t.ctx, alice, ['Google', 'Discord']);
+    expect(await t.ctx.scores.submit(scorer.id, alice)).toMatchObject({ status: 'DONE', score: '1.04100' });
+
+    const again = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+    expect(again.result).toMatchObject({ status: 'DONE', score: '1.04100' });
+    expect(again.statements.filter(readsEventLog)).toEqual([]);
+    expect(await events(alice)).toEqual([{ score: '1.04100' }]);
+
+    await giveStamps(t.ctx, alice, ['Linkedin']);
+    const changed = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+    expect(changed.result).toMatchObject({ status: 'DONE', score: '2.57200' });
+    expect(changed.statements.filter(readsEventLog)).toHaveLength(1);
+    expect(await events(alice)).toEqual([{ score: '1.04100' }, { score: '2.57200' }]);
+  });
+
+  it('reads the event itself when the row differs from it (a row the event-log backfill wrote), and appends nothing for an equal result', async () => {
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
+    t.ctx.worker.start();
+    const { scorer } = await seedAccount(t.ctx);
+    await giveStamps(t.ctx, alice, ['Google']);
+    expect(await t.ctx.scores.submit(scorer.id, alice)).toMatchObject({ status: 'DONE', score: '0.52500' });
+    // The backfill copied `error` only for ERROR rows: a DONE row may keep a stale one.
+    await t.ctx.database.db.updateTable('scores').set({ error: 'left by an old version' }).where('address', '=', alice).execute();
+
+    const again = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+    expect(again.result).toMatchObject({ status: 'DONE', score: '0.52500', error: null });
+    expect(again.statements.filter(readsEventLog)).toHaveLength(1);
+    expect(await events(alice)).toEqual([{ score: '0.52500' }]);
+  });
+
+  if (kind === 'sqlite') {
+    it('answers the live stamps and the holds of the address from covering indexes (SQLite query plans)', async () => {
+      t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
+      t.ctx.worker.start();
+      const { scorer } = await seedAccount(t.ctx);
+      await giveStamps(t.ctx, alice, ['Google', 'Discord']);
+      const { statements } = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+      const plans = new Map<string, string>();
+      for (const table of ['stamps', 'nullifier_holds']) {
+        const read = statements.find((sql) => sql.startsWith('select') && sql.includes(`from "${table}"`));
+        expect(read, table).toBeDefined();
+        const parameters = Array.from({ length: (read!.match(/\?/g) ?? []).length }, () => 1);
+        const plan = await t.ctx.database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${read}`, parameters));
+        plans.set(table, plan.rows.map((row) => row.detail).join('; '));
+      }
+      expect(plans.get('stamps')).toContain('USING COVERING INDEX stamps_live_scoring_idx');
+      expect(plans.get('nullifier_holds')).toContain('USING COVERING INDEX nullifier_holds_address_idx');
+    });
+  }
+});
