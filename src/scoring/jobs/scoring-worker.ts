@@ -74,6 +74,11 @@ export class ScoringWorker extends EventEmitter {
     this.notify();
   }
 
+  /** Resolves when the worker's look for work under way, if any, is over (its claims answered). */
+  async lookedForWork(): Promise<void> {
+    await this.#pumping;
+  }
+
   /** Looks for work now (called after a submission in this process). */
   notify(): void {
     if (!this.#running) return;
