@@ -2,7 +2,8 @@ import { type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBo
 import type { Database, Db } from '../../db/connection.js';
 import { containsInsensitive, notIndexed, type DialectName } from '../../db/dialect.js';
 import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
-import { bountyBody, type BountyBodyRow } from './bounty-json.js';
+import { bountyBody, type BountyBodyRow, bountyListJsonOfBodies, escapedBase, jsonDate } from './bounty-json.js';
+import { pageJsonQuery } from './bounty-page-sql.js';
 
 export type BountyRow = BountiesTable;
 
@@ -90,8 +91,8 @@ export interface BountyListFilter {
 }
 
 export interface BountyPage {
-  /** The page's bounties as their stored JSON texts (`bounty_bodies`). */
-  rows: BountyBodyRow[];
+  /** The page as the JSON array the list answers: UTF-8 bytes, or text. */
+  json: Buffer | string;
   /** Rows matching the filters, before limit and offset; at most offset + limit + COUNT_AHEAD (see list). */
   total: number;
 }
@@ -110,8 +111,8 @@ function at<R>(query: CompiledQuery<R>, now: number): CompiledQuery<R> {
   return { ...query, parameters: query.parameters.map((p) => (p === NOW_PARAMETER ? now : p)) };
 }
 
-/** What runs a list of one filter: compiled once, run at any time. */
-export type PreparedBountyList = (now: number) => Promise<BountyPage>;
+/** What runs a list of one filter: compiled once, run at any time for any base URL (the bounties' `url`). */
+export type PreparedBountyList = (now: number, baseUrl: string) => Promise<BountyPage>;
 
 export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Database['readArrays']) {
   /** The ids a walk (a compiled `listQuery`) finds, in its order; through the array reader where there is one (SQLite). */
@@ -147,6 +148,17 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     }
     // A bounty deleted between the walk and the lookup is left out, as if the walk had come after.
     return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  const pageJson = pageJsonQuery(dialect);
+
+  /** The page's JSON array, joined by the database from the stored texts (see bounty-page-sql.ts), or here when one is missing. */
+  async function pageJsonOf(ids: number[], baseUrl: string, now: number): Promise<{ json: Buffer | string; count: number }> {
+    if (ids.length === 0) return { json: '[]', count: 0 };
+    const row = (await db.executeQuery(pageJson(escapedBase(baseUrl), jsonDate(now), ids))).rows[0];
+    if (row && row.ids === ids.join(',')) return { json: row.body, count: ids.length };
+    const rows = await bodiesOf(ids);
+    return { json: bountyListJsonOfBodies(rows, baseUrl, now), count: rows.length };
   }
 
   function filtered(filter: BountyListFilter, now: number, walk = true) {
@@ -258,18 +270,18 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     prepare(filter: BountyListFilter): PreparedBountyList {
       const page = listQuery(filter, NOW_PARAMETER).compile();
       const total = cappedCount(filter, NOW_PARAMETER).compile();
-      return async (now) => {
+      return async (now, baseUrl) => {
         const ids = await idsOf(at(page, now));
         if (!NOT_NULL.has(filter.orderBy) && ids.length < filter.limit) ids.push(...(await absent(filter, now, ids.length)));
-        const rows = await bodiesOf(ids);
-        if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) return { rows, total: filter.offset + rows.length };
+        const { json, count } = await pageJsonOf(ids, baseUrl, now);
+        if (count < filter.limit && (count > 0 || filter.offset === 0)) return { json, total: filter.offset + count };
         const row = (await db.executeQuery(at(total, now))).rows[0];
-        return { rows, total: Number(row?.n ?? 0) };
+        return { json, total: Number(row?.n ?? 0) };
       };
     },
 
-    async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
-      return this.prepare(filter)(now);
+    async list(filter: BountyListFilter, baseUrl: string, now = Date.now()): Promise<BountyPage> {
+      return this.prepare(filter)(now, baseUrl);
     },
 
     /** The stored texts of these bounties, in this order (a detail is a page of one). */
