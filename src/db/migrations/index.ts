@@ -17,6 +17,7 @@ import { batches } from './0016-batches.js';
 import { stakeContract } from './0017-stake-contract.js';
 import { portal } from './0018-portal.js';
 import { bountyBodies } from './0020-bounty-bodies.js';
+import { bountyCountIndexes } from './0021-bounty-count-indexes.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -40,5 +41,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0017-stake-contract': stakeContract(dialect),
     '0018-portal': portal(dialect),
     '0020-bounty-bodies': bountyBodies(dialect),
+    '0021-bounty-count-indexes': bountyCountIndexes(dialect),
   };
 }

@@ -62,6 +62,9 @@ export const RAW_DATA_SEARCHED = ORDER_PREFIX_LENGTH;
  */
 export const COUNT_AHEAD = 1000;
 
+/** Substring filter columns with a small vocabulary, which a count filters through their stored values (migration 0021). */
+const VOCABULARY_COLUMNS = new Set<BountyTextColumn>(['experience_level', 'project_length', 'bounty_type']);
+
 /** Columns of the case-insensitive substring filters. */
 export type BountyTextColumn = 'experience_level' | 'project_length' | 'bounty_type' | 'bounty_owner_address';
 
@@ -167,7 +170,8 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     if (filter.idAfter !== undefined) query = query.where('id', '>', filter.idAfter);
     for (const [column, values] of Object.entries(filter.contains) as [BountyTextColumn, string[]][]) {
       if (values.length === 0) continue;
-      query = query.where((eb) => eb.or(values.map((v) => containsInsensitive(dialect, eb.ref(column), v) as Expression<SqlBool>)));
+      if (!walk && VOCABULARY_COLUMNS.has(column)) query = query.where(column, 'in', storedValuesContaining(column, values));
+      else query = query.where((eb) => eb.or(values.map((v) => containsInsensitive(dialect, eb.ref(column), v) as Expression<SqlBool>)));
     }
     if (filter.githubUrls?.length) query = query.where('github_url', 'in', filter.githubUrls);
     if (filter.ownerUsernames?.length) query = query.where(sql`lower(bounty_owner_github_username)`, 'in', filter.ownerUsernames);
@@ -184,12 +188,26 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
       const isOpen = filter.orderBy === 'web3_created' || !walk ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
       // Open = not completed and not past its expiry date; closed is the complement.
       // The expiry is checked on the rows the walk visits: most open bounties are not expired, so its index would not narrow much.
-      const expires = notIndexed(dialect, 'expires_date');
+      // A count may range over it after equalities on the vocabulary columns (migration 0021).
+      const expires = walk ? notIndexed(dialect, 'expires_date') : sql.ref('expires_date');
       query = filter.isOpen
         ? query.where(isOpen, '=', 1).where(expires, '>', now)
         : query.where((eb) => eb.or([eb(isOpen, '=', 0), eb(expires, '<=', now)]));
     }
     return query;
+  }
+
+  /**
+   * The distinct stored values of a vocabulary column that contain any of these texts: the same
+   * rows as the LIKE on the column, but as an equality a count can look up in the column's
+   * `(column, is_open, expires_date)` index (migration 0021), visiting the matches only. The
+   * values are found by a skip-scan of the `(column, id)` index, one seek per distinct value
+   * (a few), and are read by the statement itself, so they are never stale.
+   */
+  function storedValuesContaining(column: BountyTextColumn, texts: string[]) {
+    const ref = sql.ref(`bounties.${column}`);
+    const matches = texts.map((text) => containsInsensitive(dialect, sql.ref('v.x'), text));
+    return sql<string>`(with recursive v(x) as (select min(${ref}) from bounties union all select (select min(${ref}) from bounties where ${ref} > v.x) from v where v.x is not null) select v.x from v where ${sql.join(matches, sql` or `)})`;
   }
 
   /**
@@ -259,6 +277,7 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
 
   return {
     listQuery,
+    countQuery: (filter: BountyListFilter, now = Date.now()) => cappedCount(filter, now),
 
     /**
      * One page and the total. Rows without a value in the order column come
