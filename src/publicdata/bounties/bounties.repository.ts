@@ -1,6 +1,6 @@
 import { type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database, Db } from '../../db/connection.js';
-import { containsInsensitive, notIndexed, type DialectName } from '../../db/dialect.js';
+import { containsInsensitive, notIndexed, rowCount, type DialectName } from '../../db/dialect.js';
 import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
 import { bountyBody, type BountyBodyRow, bountyListJsonOfBodies, escapedBase, jsonDate } from './bounty-json.js';
 import { pageJsonQuery } from './bounty-page-sql.js';
@@ -246,13 +246,13 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     let query = filtered(filter, now);
     if (!NOT_NULL.has(filter.orderBy)) query = query.where(hasValue(filter.orderBy, true));
     const direction = filter.descending ? 'desc' : 'asc';
-    return query.select('id').orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
+    return query.select('id').orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(rowCount(dialect, filter.limit)).offset(rowCount(dialect, filter.offset));
   }
 
   /** The capped count of `X-Total-Count` (see COUNT_AHEAD): from the filter columns of an index, never the table. */
   function cappedCount(filter: BountyListFilter, now: number) {
     const cap = filter.offset + filter.limit + COUNT_AHEAD;
-    const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(cap).as('matches');
+    const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(rowCount(dialect, cap)).as('matches');
     return db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n'));
   }
 
@@ -270,8 +270,8 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
       .where(hasValue(column, false))
       .select('id')
       .orderBy('id', direction)
-      .limit(filter.limit - found)
-      .offset(Math.max(0, filter.offset - present));
+      .limit(rowCount(dialect, filter.limit - found))
+      .offset(rowCount(dialect, Math.max(0, filter.offset - present)));
     return idsOf(query.compile());
   }
 
