@@ -155,10 +155,10 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
 
   const pageJson = pageJsonQuery(dialect);
 
-  /** The page's JSON array, joined by the database from the stored texts (see bounty-page-sql.ts), or here when one is missing. */
+  /** The page's JSON array: joined by SQLite from the stored texts (see bounty-page-sql.ts), here on PostgreSQL or when a text is missing. */
   async function pageJsonOf(ids: number[], baseUrl: string, now: number): Promise<{ json: Buffer | string; count: number }> {
     if (ids.length === 0) return { json: '[]', count: 0 };
-    const row = (await db.executeQuery(pageJson(escapedBase(baseUrl), jsonDate(now), ids))).rows[0];
+    const row = pageJson && (await db.executeQuery(pageJson(escapedBase(baseUrl), jsonDate(now), ids))).rows[0];
     if (row && row.ids === ids.join(',')) return { json: row.body, count: ids.length };
     const rows = await bodiesOf(ids);
     return { json: bountyListJsonOfBodies(rows, baseUrl, now), count: rows.length };
