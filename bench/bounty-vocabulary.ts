@@ -80,7 +80,7 @@ async function main(): Promise<void> {
       const sqlTimes: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         const start = performance.now();
-        await repository.list(filter);
+        await repository.list(filter, '');
         sqlTimes.push(performance.now() - start);
       }
       sqlTimes.sort((a, b) => a - b);

@@ -44,14 +44,26 @@ export function escapeLike(text: string): string {
 }
 
 /**
- * `column` contains `text`, ignoring case: `ILIKE` on PostgreSQL, `LIKE` on
- * SQLite (case-insensitive for ASCII by default). `text` is matched literally.
+ * `column` contains `text`, ignoring case: `ILIKE` on PostgreSQL; on SQLite `instr` of both sides
+ * in lower case, which is what its LIKE does (ASCII case folding, `text` matched literally) but
+ * not a LIKE: SQLite re-prepares a statement whose LIKE pattern is a bound parameter every time
+ * the parameter is bound (in case the new pattern allows an index range), which cost more than
+ * running the bounty list's walk and count (issue 17).
  */
 export function containsInsensitive(dialect: DialectName, column: Expression<unknown>, text: string): RawBuilder<SqlBool> {
-  const pattern = `%${escapeLike(text)}%`;
   return dialect === 'postgres'
-    ? sql<SqlBool>`${column} ilike ${pattern} escape '\\'`
-    : sql<SqlBool>`${column} like ${pattern} escape '\\'`;
+    ? sql<SqlBool>`${column} ilike ${`%${escapeLike(text)}%`} escape '\\'`
+    : sql<SqlBool>`instr(lower(${column}), lower(${text})) > 0`;
+}
+
+/**
+ * A LIMIT or OFFSET count. SQLite (3.47 on) plans with the value bound to a LIMIT parameter, so it
+ * re-prepares the statement each time the parameter is bound; a literal (a validated integer) is
+ * planned once per text. PostgreSQL keeps the parameter: one named prepared statement serves every page.
+ */
+export function rowCount(dialect: DialectName, count: number): number | RawBuilder<number> {
+  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`not a row count: ${count}`);
+  return dialect === 'sqlite' ? sql.lit(count) : count;
 }
 
 /**

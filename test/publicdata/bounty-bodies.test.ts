@@ -1,10 +1,11 @@
 import { type Kysely } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bountyRow } from '../../bench/bounties-seed.js';
 import type { Database } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { BountiesTable } from '../../src/db/tables/public-data.js';
-import { renderBounty } from '../../src/publicdata/bounties/bounties.service.js';
+import { bountiesRepository } from '../../src/publicdata/bounties/bounties.repository.js';
+import { parseBountyQuery, renderBounty } from '../../src/publicdata/bounties/bounties.service.js';
 import { bountyListJsonOfBodies } from '../../src/publicdata/bounties/bounty-json.js';
 import { type Problem, readBounty } from '../../src/publicdata/import/import-records.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -82,6 +83,26 @@ describe.each(databaseKinds)('stored bounty texts on %s', (kind) => {
     const rows = await t.ctx.database.db.selectFrom('bounties').selectAll().orderBy('id').execute();
     const now = Date.parse((res.json() as { now: string }[])[0]!.now);
     expect(res.body).toBe(rendered(rows, 'https://api.example.org', now));
+  });
+
+  // The page is joined by SQLite (bounty-page-sql.ts), by JavaScript on PostgreSQL: in the walk's order, not by id, and with a base URL JSON must escape.
+  it('are joined into the page in the order of the list, with an escaped base URL', async () => {
+    const repository = bountiesRepository(t.ctx.database.db, t.ctx.database.dialect, t.ctx.database.readArrays);
+    const filter = parseBountyQuery({ order_by: '-value_in_usdt', limit: 1000, offset: 0 });
+    const base = 'https://example.org/"quoted"\\ä';
+    const now = Date.UTC(2026, 5, 1, 12, 30, 45, 123);
+    const run = vi.spyOn(t.ctx.database.db, 'executeQuery');
+    const page = await repository.list(filter, base, now);
+    // SQLite joined them all, in order, with no fall-back to reading the texts into JavaScript (bodiesOf); PostgreSQL reads them.
+    const textReads = run.mock.calls.map(([query]) => ('sql' in query ? query.sql : query.compile().sql)).filter((text) => text.includes('"head"'));
+    expect(textReads).toHaveLength(kind === 'sqlite' ? 0 : 1);
+    run.mockRestore();
+    const rows = await t.ctx.database.db.selectFrom('bounties').selectAll().execute();
+    const ordered = rows.sort((a, b) => (b.value_in_usdt_sort ?? '').localeCompare(a.value_in_usdt_sort ?? '') || b.id - a.id);
+    expect(ordered.map((row) => row.id)).not.toEqual(ordered.map((row) => row.id).sort((a, b) => b - a));
+    expect(Buffer.from(page.json).toString('utf8')).toBe(rendered(ordered, base, now));
+    // The database wrote it: SQLite hands the bytes over as they are.
+    if (kind === 'sqlite') expect(Buffer.isBuffer(page.json)).toBe(true);
   });
 
   it('answer the detail route too, byte for byte what renderBounty shows', async () => {

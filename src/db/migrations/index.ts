@@ -17,7 +17,8 @@ import { batches } from './0016-batches.js';
 import { stakeContract } from './0017-stake-contract.js';
 import { portal } from './0018-portal.js';
 import { bountyBodies } from './0020-bounty-bodies.js';
-import { scoringReads } from './0025-scoring-reads.js';
+import { bountyCountIndexes } from './0021-bounty-count-indexes.js';
+import { scoringReads } from './0022-scoring-reads.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -41,6 +42,7 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0017-stake-contract': stakeContract(dialect),
     '0018-portal': portal(dialect),
     '0020-bounty-bodies': bountyBodies(dialect),
-    '0025-scoring-reads': scoringReads(dialect),
+    '0021-bounty-count-indexes': bountyCountIndexes(dialect),
+    '0022-scoring-reads': scoringReads(dialect),
   };
 }

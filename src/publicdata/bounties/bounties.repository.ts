@@ -1,8 +1,9 @@
 import { type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database, Db } from '../../db/connection.js';
-import { containsInsensitive, notIndexed, type DialectName } from '../../db/dialect.js';
+import { containsInsensitive, notIndexed, rowCount, type DialectName } from '../../db/dialect.js';
 import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
-import { bountyBody, type BountyBodyRow } from './bounty-json.js';
+import { bountyBody, type BountyBodyRow, bountyListJsonOfBodies, escapedBase, jsonDate } from './bounty-json.js';
+import { pageJsonQuery } from './bounty-page-sql.js';
 
 export type BountyRow = BountiesTable;
 
@@ -61,6 +62,9 @@ export const RAW_DATA_SEARCHED = ORDER_PREFIX_LENGTH;
  */
 export const COUNT_AHEAD = 1000;
 
+/** Substring filter columns with a small vocabulary, which a count filters through their stored values (migration 0021). */
+const VOCABULARY_COLUMNS = new Set<BountyTextColumn>(['experience_level', 'project_length', 'bounty_type']);
+
 /** Columns of the case-insensitive substring filters. */
 export type BountyTextColumn = 'experience_level' | 'project_length' | 'bounty_type' | 'bounty_owner_address';
 
@@ -90,8 +94,8 @@ export interface BountyListFilter {
 }
 
 export interface BountyPage {
-  /** The page's bounties as their stored JSON texts (`bounty_bodies`). */
-  rows: BountyBodyRow[];
+  /** The page as the JSON array the list answers: UTF-8 bytes, or text. */
+  json: Buffer | string;
   /** Rows matching the filters, before limit and offset; at most offset + limit + COUNT_AHEAD (see list). */
   total: number;
 }
@@ -110,8 +114,8 @@ function at<R>(query: CompiledQuery<R>, now: number): CompiledQuery<R> {
   return { ...query, parameters: query.parameters.map((p) => (p === NOW_PARAMETER ? now : p)) };
 }
 
-/** What runs a list of one filter: compiled once, run at any time. */
-export type PreparedBountyList = (now: number) => Promise<BountyPage>;
+/** What runs a list of one filter: compiled once, run at any time for any base URL (the bounties' `url`). */
+export type PreparedBountyList = (now: number, baseUrl: string) => Promise<BountyPage>;
 
 export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Database['readArrays']) {
   /** The ids a walk (a compiled `listQuery`) finds, in its order; through the array reader where there is one (SQLite). */
@@ -149,13 +153,25 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
+  const pageJson = pageJsonQuery(dialect);
+
+  /** The page's JSON array: joined by SQLite from the stored texts (see bounty-page-sql.ts), here on PostgreSQL or when a text is missing. */
+  async function pageJsonOf(ids: number[], baseUrl: string, now: number): Promise<{ json: Buffer | string; count: number }> {
+    if (ids.length === 0) return { json: '[]', count: 0 };
+    const row = pageJson && (await db.executeQuery(pageJson(escapedBase(baseUrl), jsonDate(now), ids))).rows[0];
+    if (row && row.ids === ids.join(',')) return { json: row.body, count: ids.length };
+    const rows = await bodiesOf(ids);
+    return { json: bountyListJsonOfBodies(rows, baseUrl, now), count: rows.length };
+  }
+
   function filtered(filter: BountyListFilter, now: number, walk = true) {
     let query = db.selectFrom('bounties');
     if (filter.id !== undefined) query = query.where('id', '=', filter.id);
     if (filter.idAfter !== undefined) query = query.where('id', '>', filter.idAfter);
     for (const [column, values] of Object.entries(filter.contains) as [BountyTextColumn, string[]][]) {
       if (values.length === 0) continue;
-      query = query.where((eb) => eb.or(values.map((v) => containsInsensitive(dialect, eb.ref(column), v) as Expression<SqlBool>)));
+      if (!walk && VOCABULARY_COLUMNS.has(column)) query = query.where(column, 'in', storedValuesContaining(column, values));
+      else query = query.where((eb) => eb.or(values.map((v) => containsInsensitive(dialect, eb.ref(column), v) as Expression<SqlBool>)));
     }
     if (filter.githubUrls?.length) query = query.where('github_url', 'in', filter.githubUrls);
     if (filter.ownerUsernames?.length) query = query.where(sql`lower(bounty_owner_github_username)`, 'in', filter.ownerUsernames);
@@ -172,12 +188,26 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
       const isOpen = filter.orderBy === 'web3_created' || !walk ? sql.ref('is_open') : notIndexed(dialect, 'is_open');
       // Open = not completed and not past its expiry date; closed is the complement.
       // The expiry is checked on the rows the walk visits: most open bounties are not expired, so its index would not narrow much.
-      const expires = notIndexed(dialect, 'expires_date');
+      // A count may range over it after equalities on the vocabulary columns (migration 0021).
+      const expires = walk ? notIndexed(dialect, 'expires_date') : sql.ref('expires_date');
       query = filter.isOpen
         ? query.where(isOpen, '=', 1).where(expires, '>', now)
         : query.where((eb) => eb.or([eb(isOpen, '=', 0), eb(expires, '<=', now)]));
     }
     return query;
+  }
+
+  /**
+   * The distinct stored values of a vocabulary column that contain any of these texts: the same
+   * rows as the LIKE on the column, but as an equality a count can look up in the column's
+   * `(column, is_open, expires_date)` index (migration 0021), visiting the matches only. The
+   * values are found by a skip-scan of the `(column, id)` index, one seek per distinct value
+   * (a few), and are read by the statement itself, so they are never stale.
+   */
+  function storedValuesContaining(column: BountyTextColumn, texts: string[]) {
+    const ref = sql.ref(`bounties.${column}`);
+    const matches = texts.map((text) => containsInsensitive(dialect, sql.ref('v.x'), text));
+    return sql<string>`(with recursive v(x) as (select min(${ref}) from bounties union all select (select min(${ref}) from bounties where ${ref} > v.x) from v where v.x is not null) select v.x from v where ${sql.join(matches, sql` or `)})`;
   }
 
   /**
@@ -216,13 +246,13 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     let query = filtered(filter, now);
     if (!NOT_NULL.has(filter.orderBy)) query = query.where(hasValue(filter.orderBy, true));
     const direction = filter.descending ? 'desc' : 'asc';
-    return query.select('id').orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(filter.limit).offset(filter.offset);
+    return query.select('id').orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(rowCount(dialect, filter.limit)).offset(rowCount(dialect, filter.offset));
   }
 
   /** The capped count of `X-Total-Count` (see COUNT_AHEAD): from the filter columns of an index, never the table. */
   function cappedCount(filter: BountyListFilter, now: number) {
     const cap = filter.offset + filter.limit + COUNT_AHEAD;
-    const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(cap).as('matches');
+    const capped = filtered(filter, now, false).select(sql<number>`1`.as('one')).limit(rowCount(dialect, cap)).as('matches');
     return db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n'));
   }
 
@@ -240,13 +270,14 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
       .where(hasValue(column, false))
       .select('id')
       .orderBy('id', direction)
-      .limit(filter.limit - found)
-      .offset(Math.max(0, filter.offset - present));
+      .limit(rowCount(dialect, filter.limit - found))
+      .offset(rowCount(dialect, Math.max(0, filter.offset - present)));
     return idsOf(query.compile());
   }
 
   return {
     listQuery,
+    countQuery: (filter: BountyListFilter, now = Date.now()) => cappedCount(filter, now),
 
     /**
      * One page and the total. Rows without a value in the order column come
@@ -258,18 +289,18 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     prepare(filter: BountyListFilter): PreparedBountyList {
       const page = listQuery(filter, NOW_PARAMETER).compile();
       const total = cappedCount(filter, NOW_PARAMETER).compile();
-      return async (now) => {
+      return async (now, baseUrl) => {
         const ids = await idsOf(at(page, now));
         if (!NOT_NULL.has(filter.orderBy) && ids.length < filter.limit) ids.push(...(await absent(filter, now, ids.length)));
-        const rows = await bodiesOf(ids);
-        if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) return { rows, total: filter.offset + rows.length };
+        const { json, count } = await pageJsonOf(ids, baseUrl, now);
+        if (count < filter.limit && (count > 0 || filter.offset === 0)) return { json, total: filter.offset + count };
         const row = (await db.executeQuery(at(total, now))).rows[0];
-        return { rows, total: Number(row?.n ?? 0) };
+        return { json, total: Number(row?.n ?? 0) };
       };
     },
 
-    async list(filter: BountyListFilter, now = Date.now()): Promise<BountyPage> {
-      return this.prepare(filter)(now);
+    async list(filter: BountyListFilter, baseUrl: string, now = Date.now()): Promise<BountyPage> {
+      return this.prepare(filter)(now, baseUrl);
     },
 
     /** The stored texts of these bounties, in this order (a detail is a page of one). */

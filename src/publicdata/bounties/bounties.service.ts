@@ -2,8 +2,8 @@ import { AppError } from '../../errors.js';
 import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn, PreparedBountyList } from './bounties.repository.js';
 import { BOUNTY_ORDER_FIELDS } from './bounty-order.js';
 import { renderVocabulary, type BountyVocabulary } from './bounty-vocabulary-render.js';
-import { type CachedDocument, cachePrefix, documentOfJson, type PublicCache } from '../cache.js';
-import { bountyJsonOfStored, bountyListJsonOfBodies } from './bounty-json.js';
+import { CachedDocument, cachePrefix, documentOfJson, etagOf, type PublicCache } from '../cache.js';
+import { bountyJsonOfStored } from './bounty-json.js';
 import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseStoredJson } from '../values.js';
 
 /** Most comma-separated alternatives one filter takes. */
@@ -245,8 +245,8 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
       const { key, run } = parse(query, baseUrl, requestKey);
       return cache.document(key, async () => {
         const now = clock();
-        const page = await run(now);
-        return documentOfJson(bountyListJsonOfBodies(page.rows, baseUrl, now), now, page.total);
+        const page = await run(now, baseUrl);
+        return typeof page.json === 'string' ? documentOfJson(page.json, now, page.total) : new CachedDocument(page.json, etagOf(page.json), now, page.total);
       });
     },
 

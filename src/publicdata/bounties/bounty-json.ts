@@ -133,6 +133,9 @@ export function bountyListJsonOfBodies(rows: BountyBodyRow[], baseUrl: string, n
   return `${json}]`;
 }
 
+/** A time as its JSON string (the list's `now`). */
+export const jsonDate = (ms: number): string => date(ms);
+
 const str = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
 // An ISO 8601 instant has nothing to escape.
 const date = (ms: number): string => `"${new Date(Number(ms)).toISOString()}"`;
