@@ -48,3 +48,15 @@ export async function seedAccount(ctx: AppContext, options: { tier?: number; can
   });
   return { account, scorer, key, apiKey };
 }
+
+/**
+ * Starts the context's scoring worker and waits until nothing else will make it look for jobs on
+ * its own: the LISTEN connection up (on PostgreSQL its arrival makes the worker look, since
+ * notices sent before it are lost) and that look answered. Tests that record the statements of
+ * a submission start the worker this way.
+ */
+export async function startWorkerSettled(ctx: AppContext): Promise<void> {
+  ctx.worker.start();
+  await ctx.signals.listen();
+  await ctx.worker.lookedForWork();
+}

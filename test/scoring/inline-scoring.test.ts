@@ -11,7 +11,7 @@ import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/jobs/scori
 import { ScoringWorker } from '../../src/scoring/jobs/scoring-worker.js';
 import { scoreService } from '../../src/scoring/scores/scores.service.js';
 import { scoresRepository } from '../../src/scoring/scores/scores.repository.js';
-import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
+import { createTestApp, seedAccount, startWorkerSettled, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { statementsOf } from '../helpers/statement-log.js';
 import { giveStamps } from '../helpers/stamps.js';
@@ -38,9 +38,8 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
 
   it('records a submission in one write transaction, with no job row, when the worker has a free slot', async () => {
     t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
-    t.ctx.worker.start();
-    // The worker's first look for jobs is not the submission's: it must not land among its statements.
-    await t.ctx.worker.lookedForWork();
+    // The worker's own looks for jobs are not the submission's: none may land among its statements.
+    await startWorkerSettled(t.ctx);
     const { scorer } = await seedAccount(t.ctx, { type: 'binary' });
     const address = randomAddress();
     await giveStamps(t.ctx, address, ['Google', 'Discord', { provider: 'Linkedin', nullifiers: ['v1:shared-li'] }]);
@@ -67,9 +66,8 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
 
   it('gives the same record, score row and events inline as a queued job does', async () => {
     t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
-    t.ctx.worker.start();
-    // The worker's first look for jobs is not the submission's: it must not land among its statements.
-    await t.ctx.worker.lookedForWork();
+    // The worker's own looks for jobs are not the submission's: none may land among its statements.
+    await startWorkerSettled(t.ctx);
     const { scorer } = await seedAccount(t.ctx, { type: 'binary' });
     const [address, holder] = [randomAddress(), randomAddress()];
     // The holder takes the shared nullifier first: the address's Linkedin stamp is deduplicated.

@@ -7,7 +7,7 @@
 import { CompiledQuery } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stampsRepository } from '../../src/scoring/stamps/stamps.repository.js';
-import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
+import { createTestApp, seedAccount, startWorkerSettled, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { statementsOf } from '../helpers/statement-log.js';
 import { giveStamps, testWallet } from '../helpers/stamps.js';
@@ -53,8 +53,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
 
   it('re-scores an unchanged passport without reading the event log, and appends an event when the result changes', async () => {
     t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
-    t.ctx.worker.start();
-    await t.ctx.worker.lookedForWork();
+    await startWorkerSettled(t.ctx);
     const { scorer } = await seedAccount(t.ctx);
     await giveStamps(t.ctx, alice, ['Google', 'Discord']);
     expect(await t.ctx.scores.submit(scorer.id, alice)).toMatchObject({ status: 'DONE', score: '1.04100' });
@@ -73,8 +72,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
 
   it('reads the event itself when the row differs from it (a row the event-log backfill wrote), and appends nothing for an equal result', async () => {
     t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
-    t.ctx.worker.start();
-    await t.ctx.worker.lookedForWork();
+    await startWorkerSettled(t.ctx);
     const { scorer } = await seedAccount(t.ctx);
     await giveStamps(t.ctx, alice, ['Google']);
     expect(await t.ctx.scores.submit(scorer.id, alice)).toMatchObject({ status: 'DONE', score: '0.52500' });
@@ -90,8 +88,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
   if (kind === 'sqlite') {
     it('answers the live stamps and the holds of the address from covering indexes (SQLite query plans)', async () => {
       t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
-      t.ctx.worker.start();
-    await t.ctx.worker.lookedForWork();
+      await startWorkerSettled(t.ctx);
       const { scorer } = await seedAccount(t.ctx);
       await giveStamps(t.ctx, alice, ['Google', 'Discord']);
       const { statements } = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
