@@ -12,6 +12,7 @@ import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
 import { createMetrics } from './metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { addSafeIntegerKeyword } from './http/schemas.js';
+import { keepFreedMemoryInHeap } from './http/allocator.js';
 import cors from '@fastify/cors';
 import { publicDataRoutes } from './publicdata/routes/index.js';
 import { scoringRoutes } from './scoring/scoring-routes.js';
@@ -30,6 +31,7 @@ export interface BuildOptions {
 }
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  keepFreedMemoryInHeap();
   if (ctx.config.env === 'production' && ctx.config.publicBaseUrl === null) {
     // Otherwise the service's own origin would come from the Host and X-Forwarded-* headers, which
     // callers control: a SIWE message signed for another site would be accepted here, and login
