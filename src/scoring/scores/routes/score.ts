@@ -7,6 +7,8 @@ import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../../http/schemas.js';
 import { ScoreListSchema, SingleScoreSchema } from '../score-record.schema.js';
 
+const jsonType = 'application/json; charset=utf-8';
+
 const Timestamp = Type.String({ maxLength: 64, description: 'ISO 8601 date-time, e.g. 2026-03-01T12:00:00+00:00.' });
 
 const ListQuery = Type.Object({
@@ -36,11 +38,18 @@ export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
         response: { 200: SingleScoreSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request, reply) => {
+    // Not async: a cached body is sent at once, without a promise (see scoreBody).
+    (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      const body = await ctx.scores.scoreBody(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      const body = ctx.scores.scoreBody(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
       // The body is written by hand (see singleScoreJson), once per record version; the schema above documents it.
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      if (Buffer.isBuffer(body)) {
+        reply.type(jsonType).send(body as never);
+        return;
+      }
+      return body.then((bytes) => {
+        reply.type(jsonType).send(bytes as never);
+      });
     },
   );
 
