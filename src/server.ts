@@ -63,6 +63,12 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     // Requests that arrive while draining are refused by registerLifecycle, in the standard shape.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Present on every request from its construction (undefined until a hook sets them): one object
+  // shape for every request, where a property added by a hook would make the property reads of
+  // every later hook and of Fastify itself polymorphic.
+  app.decorateRequest('caller', undefined);
+  app.decorateRequest('portalSession', undefined);
+  app.decorateRequest('portalToken', undefined);
   // Bodies are JSON only; without this Fastify would hand a text/plain body to the JSON routes as a string.
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app, ctx.config.bodyMaxDepth);
