@@ -43,7 +43,8 @@ export class CountedList {
 }
 
 export interface PublicCacheStore {
-  get(key: string): Promise<CachedDocument | undefined>;
+  /** A store in this process's memory answers at once (no promise on the hot path); a remote one with a promise. */
+  get(key: string): CachedDocument | undefined | Promise<CachedDocument | undefined>;
   set(key: string, document: CachedDocument, ttlSeconds: number): Promise<void>;
   invalidate(prefix: string): Promise<void>;
 }
@@ -81,6 +82,8 @@ export const ENTRY_OVERHEAD_BYTES = 256;
  */
 export class MemoryPublicCacheStore implements PublicCacheStore {
   private readonly entries = new Map<string, { document: CachedDocument; expiresAt: number; bytes: number }>();
+  /** The most recently used key (the map's last), which a hit need not move. */
+  private newest: string | undefined;
   private heldBytes = 0;
   private evicted = 0;
   private readonly maxBytes: number;
@@ -91,13 +94,18 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
     this.clock = options.clock ?? Date.now;
   }
 
-  async get(key: string): Promise<CachedDocument | undefined> {
+  get(key: string): CachedDocument | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    this.delete(key);
-    if (entry.expiresAt <= this.clock()) return undefined;
-    // Re-inserted to mark it most recently used.
-    this.insert(key, entry);
+    if (entry.expiresAt <= this.clock()) {
+      this.delete(key);
+      return undefined;
+    }
+    // Re-inserted to mark it most recently used, unless it is already (a repeated query).
+    if (key !== this.newest) {
+      this.delete(key);
+      this.insert(key, entry);
+    }
     return entry.document;
   }
 
@@ -133,6 +141,7 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
 
   private insert(key: string, entry: { document: CachedDocument; expiresAt: number; bytes: number }): void {
     this.entries.set(key, entry);
+    this.newest = key;
     this.heldBytes += entry.bytes;
   }
 
@@ -140,6 +149,7 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    if (key === this.newest) this.newest = undefined;
     this.heldBytes -= entry.bytes;
   }
 }
@@ -161,12 +171,22 @@ export class PublicCache {
     private readonly announce: (prefixes: string[]) => Promise<void> = async () => {},
   ) {}
 
-  async document(key: string, build: () => Promise<unknown>): Promise<CachedDocument> {
-    if (this.ttlSeconds <= 0) return toDocument(await build(), this.clock());
-    // Taken before anything awaits, so an invalidation from here on keeps this build out of the store.
+  /**
+   * The document of `key`, built on a miss. A hit in a memory store is answered at once, not as a
+   * promise: most requests are hits, and the promises of this call and of the store's cost more
+   * than the hit itself.
+   */
+  document(key: string, build: () => Promise<unknown>): CachedDocument | Promise<CachedDocument> {
+    if (this.ttlSeconds <= 0) return build().then((value) => toDocument(value, this.clock()));
+    // Taken before anything waits, so an invalidation from here on keeps this build out of the store.
     const generation = this.generation;
-    const hit = await this.store.get(key);
-    if (hit) return hit;
+    const hit = this.store.get(key);
+    if (hit instanceof CachedDocument) return hit;
+    if (hit === undefined) return this.miss(key, build, generation);
+    return hit.then((found) => found ?? this.miss(key, build, generation));
+  }
+
+  private async miss(key: string, build: () => Promise<unknown>, generation: number): Promise<CachedDocument> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     const promise = (async () => {

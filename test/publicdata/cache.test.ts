@@ -41,6 +41,37 @@ describe('cache store and cache', () => {
     expect(store.evictions).toBe(3);
   });
 
+  it('keeps least-recently-used order when the newest entry is hit again and again', () => {
+    const small = 1 + 3 + ENTRY_OVERHEAD_BYTES;
+    const store = new MemoryPublicCacheStore({ clock, maxBytes: 3 * small });
+    for (const key of ['a', 'b', 'c']) void store.set(key, toDocument(key, now), 60);
+    // c is the newest: hits leave the order a, b, c; then a becomes the newest.
+    for (let i = 0; i < 3; i++) expect(store.get('c')).toBeDefined();
+    expect(store.get('a')).toBeDefined();
+    expect(store.get('a')).toBeDefined();
+    void store.set('d', toDocument('d', now), 60);
+    expect(store.get('b')).toBeUndefined();
+    // The order is now c, a, d: the next insertion evicts c, not the repeatedly hit a.
+    void store.set('e', toDocument('e', now), 60);
+    expect(store.get('c')).toBeUndefined();
+    expect([store.get('a'), store.get('d'), store.get('e')].every((document) => document !== undefined)).toBe(true);
+    // The newest removed by its expiry, then stored again: it is the newest once more.
+    now += 61_000;
+    expect(store.get('e')).toBeUndefined();
+    void store.set('e', toDocument('E', now), 60);
+    void store.set('f', toDocument('f', now), 60);
+    void store.set('g', toDocument('g', now), 60);
+    expect(store.get('e')?.body).toBe('"E"');
+    expect(store.size).toBe(3);
+  });
+
+  it('answers a hit at once, without a promise', async () => {
+    const cache = new PublicCache(new MemoryPublicCacheStore({ clock }), 60, clock);
+    const built = await cache.document('k', async () => ['x']);
+    const hit = cache.document('k', async () => ['y']);
+    expect(hit).toBe(built);
+  });
+
   it('invalidates by prefix', async () => {
     const store = new MemoryPublicCacheStore({ clock });
     for (const key of ['bounties:1', 'bounties:2', 'grants:1']) await store.set(key, toDocument(key, now), 60);
