@@ -1,0 +1,45 @@
+/**
+ * The API-key budget (src/http/rate-limit.ts, @fastify/rate-limit with the resilient store): the
+ * draft-spec headers on every answer, the 429's headers and wording, one count per request.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
+import { databaseKinds } from '../helpers/databases.js';
+
+describe.each(databaseKinds)('the API-key budget on %s', (kind) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp(kind);
+  });
+  afterEach(async () => t.close());
+
+  it('answers the 126th request of a tier-1 key with 429, its headers and the whole detail', async () => {
+    const { key } = await seedAccount(t.ctx, { tier: 1 });
+    const headers = { 'x-api-key': key };
+    for (let i = 1; i <= 125; i++) expect((await t.app.inject({ url: '/registry/signing-message', headers })).statusCode).toBe(200);
+    const refused = await t.app.inject({ url: '/registry/signing-message', headers });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({ detail: 'Rate limit of 125 requests per 15 minutes exceeded; retry in 15 minutes.', code: 'rate_limited' });
+    // In the order the plugin set them.
+    expect(Object.keys(refused.headers).filter((name) => name.startsWith('ratelimit-') || name === 'retry-after')).toEqual([
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'retry-after',
+    ]);
+    expect(refused.headers['ratelimit-limit']).toBe('125');
+    expect(refused.headers['ratelimit-remaining']).toBe('0');
+    expect(refused.headers['retry-after']).toBe(refused.headers['ratelimit-reset']);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(890);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(900);
+  }, 60_000);
+
+  it('counts a HEAD request once, like a GET', async () => {
+    const { key } = await seedAccount(t.ctx, { tier: 1 });
+    const headers = { 'x-api-key': key };
+    const remaining = async (method: 'GET' | 'HEAD') => (await t.app.inject({ method, url: '/registry/signing-message', headers })).headers['ratelimit-remaining'];
+    expect(await remaining('GET')).toBe('124');
+    expect(await remaining('HEAD')).toBe('123');
+    expect(await remaining('GET')).toBe('122');
+  });
+});
