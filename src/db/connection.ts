@@ -123,15 +123,25 @@ const statementFaults = new Set(['0A000', '26000', '42P05']);
 const mostNamedParameters = 16;
 const transactionStart = /^\s*(begin|start\s+transaction)\b/i;
 const transactionEnd = /^\s*(commit|rollback|end|abort)\b/i;
+// What writeTransaction begins with (read write is the default: the text only tells its
+// transactions apart from others, such as a migration's, whose statements stay unnamed).
+const namedTransactionStart = 'start transaction read write';
+
+/** A named statement failed for a reason that running it unnamed would not have (see statementFaults). */
+export function isPreparedStatementFault(error: unknown): boolean {
+  return statementFaults.has((error as { code?: string } | null)?.code ?? '');
+}
 
 /**
  * Parameterised statements run as named prepared statements: each connection parses and plans
  * one once, and then only binds values (the unnamed statements Kysely sends are parsed and
  * planned on every run). Named by SQL text, up to `capacity` texts per process, past which (and
- * for any text that once failed as a prepared statement) statements run unnamed. Not inside
- * transactions: a failed statement there aborts the transaction, so it could not be retried
- * unnamed (migrations alter tables and then query them in one transaction). Statements without
- * parameters stay on the simple protocol, which allows several commands in one text.
+ * for any text that once failed as a prepared statement) statements run unnamed. Inside a
+ * transaction a failed statement aborts it, so it cannot be retried alone: only writeTransaction's
+ * transactions name their statements (writeTransaction runs the whole transaction again after
+ * such a failure); others, such as a migration's (which alters tables and then queries them), stay
+ * unnamed. Statements without parameters stay on the simple protocol, which allows several
+ * commands in one text.
  */
 function withNamedStatements(pool: pg.Pool, capacity = 300): PostgresPool {
   const names = new Map<string, string | null>();
@@ -148,21 +158,27 @@ function withNamedStatements(pool: pg.Pool, capacity = 300): PostgresPool {
     async connect() {
       const client = await pool.connect();
       let inTransaction = false;
+      let namedInTransaction = false;
       // A connection whose prepared statements went wrong is closed when released, not reused.
       let discard = false;
       const query = async (text: string, values: readonly unknown[]) => {
         if (values.length === 0) {
-          if (transactionStart.test(text)) inTransaction = true;
-          else if (transactionEnd.test(text)) inTransaction = false;
+          if (transactionStart.test(text)) {
+            inTransaction = true;
+            namedInTransaction = text === namedTransactionStart;
+          } else if (transactionEnd.test(text)) inTransaction = namedInTransaction = false;
         }
-        const name = values.length > 0 && values.length <= mostNamedParameters && !inTransaction ? nameOf(text) : null;
+        const named = values.length > 0 && values.length <= mostNamedParameters && (!inTransaction || namedInTransaction);
+        const name = named ? nameOf(text) : null;
         if (name === null) return client.query(text, values as unknown[]);
         try {
           return await client.query({ name, text, values: values as unknown[] });
         } catch (error) {
-          if (!statementFaults.has((error as { code?: string }).code ?? '')) throw error;
+          if (!isPreparedStatementFault(error)) throw error;
           names.set(text, null);
           discard = true;
+          // Inside a transaction the failure aborted it: writeTransaction runs it again, unnamed.
+          if (inTransaction) throw error;
           return client.query(text, values as unknown[]);
         }
       };
@@ -252,7 +268,18 @@ const rollback = CompiledQuery.raw('rollback');
  * (busy_timeout). PostgreSQL runs a plain transaction.
  */
 export async function writeTransaction<T>({ db, dialect }: Database, work: (trx: Db) => Promise<T>): Promise<T> {
-  if (dialect === 'postgres') return db.transaction().execute(work);
+  if (dialect === 'postgres') {
+    // The access mode is PostgreSQL's default; its text is what marks the transaction (see namedTransactionStart).
+    const run = () => db.transaction().setAccessMode('read write').execute(work);
+    try {
+      return await run();
+    } catch (error) {
+      // A prepared statement went stale (another process migrated the table): nothing was
+      // committed, and the statement that failed now runs unnamed.
+      if (!isPreparedStatementFault(error)) throw error;
+      return run();
+    }
+  }
   return db.connection().execute(async (connection) => {
     await connection.executeQuery(beginImmediate);
     try {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
-import { openDatabase } from '../../src/db/connection.js';
+import { openDatabase, writeTransaction } from '../../src/db/connection.js';
 import { isDatabaseUnavailable } from '../../src/db/availability.js';
 import { createTestDatabase } from '../helpers/databases.js';
 
@@ -68,13 +68,45 @@ describe.runIf(inject('postgresUrl'))('the PostgreSQL pool', () => {
       expect((await byLabel('two')).rows).toEqual([{ id: 2 }]);
       expect((await byLabel('one')).rows).toEqual([{ id: 1 }]);
 
-      // Inside a transaction nothing is prepared, so a table changed in it can be read in it (a migration).
+      // Inside any other transaction nothing is prepared, so a table changed in it can be read in it (a migration).
       await database.db.transaction().execute(async (trx) => {
         const inside = (id: number) => sql<Record<string, unknown>>`select * from named_probe where id = ${id} and ${id} > 0`.execute(trx);
         expect((await inside(1)).rows).toHaveLength(1);
         await sql`alter table named_probe add column later int default 8`.execute(trx);
         expect((await inside(1)).rows).toEqual([{ id: 1, label: 'one', extra: 7, later: 8 }]);
       });
+    } finally {
+      await database.close();
+      await test.drop();
+    }
+  });
+
+  it('names the statements of a write transaction, and runs the transaction again when one went stale', async () => {
+    const test = await createTestDatabase('postgres');
+    const database = openDatabase(test.url, { poolSize: 1 });
+    try {
+      await sql`create table tx_probe (id int primary key, label text)`.execute(database.db);
+      await sql`insert into tx_probe values (1, 'one')`.execute(database.db);
+      let attempts = 0;
+      const insertAndRead = (id: number) =>
+        writeTransaction(database, async (trx) => {
+          attempts += 1;
+          await sql`insert into tx_probe (id, label) values (${id}, ${`n${id}`})`.execute(trx);
+          return (await sql<Record<string, unknown>>`select * from tx_probe where id = ${1}`.execute(trx)).rows;
+        });
+      expect(await insertAndRead(2)).toEqual([{ id: 1, label: 'one' }]);
+      const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(database.db);
+      expect(prepared.rows.filter((r) => r.statement.includes('from tx_probe where id'))).toHaveLength(1);
+      expect(prepared.rows.filter((r) => r.statement.includes('insert into tx_probe'))).toHaveLength(1);
+
+      // Another process migrates the table: the prepared `select *` fails inside the transaction,
+      // which is rolled back and run once more with the statement unnamed.
+      await sql`alter table tx_probe add column extra int default 7`.execute(database.db);
+      attempts = 0;
+      expect(await insertAndRead(3)).toEqual([{ id: 1, label: 'one', extra: 7 }]);
+      expect(attempts).toBe(2);
+      const rows = await sql<{ id: number }>`select id from tx_probe order by id`.execute(database.db);
+      expect(rows.rows.map((r) => r.id)).toEqual([1, 2, 3]); // the failed attempt's insert was rolled back
     } finally {
       await database.close();
       await test.drop();

@@ -17,7 +17,7 @@ import { statementsOf } from '../helpers/statement-log.js';
 import { giveStamps } from '../helpers/stamps.js';
 
 const isWrite = (sql: string) => /^(insert|update|delete)\b/.test(sql) || /^with\b[\s\S]*\b(insert|update|delete)\b/.test(sql);
-const isBegin = (sql: string) => sql === 'begin' || sql === 'begin immediate';
+const isBegin = (sql: string) => sql === 'begin' || sql === 'begin immediate' || sql === 'start transaction read write';
 
 // ---------------------------------------------------------------------------
 
