@@ -70,6 +70,30 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     expect(await events(alice)).toEqual([{ score: '1.04100' }, { score: '2.57200' }]);
   });
 
+  it('writes only the untracked columns of an unchanged result, and answers what is then stored', async () => {
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
+    await startWorkerSettled(t.ctx);
+    const { scorer } = await seedAccount(t.ctx, { type: 'weighted' });
+    await giveStamps(t.ctx, alice, ['Google', 'Discord']);
+    const first = await t.ctx.scores.submit(scorer.id, alice);
+    const storedRow = () => t.ctx.database.db.selectFrom('scores').selectAll().where('scorer_id', '=', scorer.id).where('address', '=', alice).executeTakeFirstOrThrow();
+    const before = await storedRow();
+    await new Promise((resolve) => setTimeout(resolve, 5)); // a later last_score_timestamp
+
+    const again = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+    const writes = again.statements.filter((sql) => /^(insert into|update) "scores"/.test(sql));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toMatch(/^update "scores" set "last_score_timestamp"/);
+    expect(writes[0]).not.toContain('"stamps"');
+    const after = await storedRow();
+    expect(after.last_score_timestamp).toBeGreaterThan(before.last_score_timestamp);
+    expect({ ...after, last_score_timestamp: 0 }).toEqual({ ...before, last_score_timestamp: 0 });
+    // The answer is the record of the row as stored, not of the row as it was.
+    expect(again.result).toEqual({ ...first, last_score_timestamp: again.result.last_score_timestamp });
+    expect(again.result.last_score_timestamp).not.toBe(first.last_score_timestamp);
+    expect(await t.ctx.scores.submit(scorer.id, alice)).toMatchObject({ stamp_scores: first.stamp_scores, expiration_date: first.expiration_date });
+  });
+
   it('reads the event itself when the row differs from it (a row the event-log backfill wrote), and appends nothing for an equal result', async () => {
     t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
     await startWorkerSettled(t.ctx);

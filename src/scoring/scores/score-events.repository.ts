@@ -181,6 +181,16 @@ export function scoreEventsRepository(database: Database) {
         .returningAll();
     },
   );
+  // A result equal to the row's (see unchangedSince): only what the log does not track is written,
+  // so the big texts equal to the stored ones are neither sent again nor read back.
+  const refreshRow = compiledOnce(
+    (db: Db, scorerId: number, address: string, now: number, rawScore: string | null, stampScores: string, expirationDate: number | null) =>
+      db
+        .updateTable('scores')
+        .set({ last_score_timestamp: now, raw_score: rawScore, stamp_scores: stampScores, expiration_date: expirationDate })
+        .where('scorer_id', '=', scorerId)
+        .where('address', '=', address),
+  );
   const setEventId = compiledOnce((db: Db, scorerId: number, address: string, eventId: number) =>
     db.updateTable('scores').set({ event_id: eventId }).where('scorer_id', '=', scorerId).where('address', '=', address),
   );
@@ -235,15 +245,19 @@ export function scoreEventsRepository(database: Database) {
       if (result.status === 'DONE') await takeHolds(trx, scorerId, address, result.outcome, now);
       const settled = settledColumns(result);
       const s = settled;
+      const previous = options.previous;
+      if (previous && unchangedSince(settled, previous)) {
+        const refreshed = await refreshRow(trx, scorerId, address, now, s.raw_score, s.stamp_scores, s.expiration_date);
+        if (Number(refreshed.numAffectedRows ?? 0) !== 1) throw new Error('the score row was not written');
+        const row: ScoreRow = { scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: previous.event_id };
+        if (options.withinTransaction) await options.withinTransaction(trx);
+        return { row, appendedEventId: null };
+      }
       const written = (
         await writeRow(trx, scorerId, address, now, s.status, s.score, s.raw_score, s.passing, s.threshold, s.evidence, s.stamp_scores, s.stamps, s.expiration_date, s.error)
       ).rows[0];
       if (!written) throw new Error('the score row was not written');
       const row = written as ScoreRow;
-      if (unchangedSince(settled, options.previous)) {
-        if (options.withinTransaction) await options.withinTransaction(trx);
-        return { row, appendedEventId: null };
-      }
       const latest = (await latestUpdate(trx, scorerId, address)).rows[0];
       let appendedEventId: number | null = null;
       if (differsFromEvent(settled, latest)) {
