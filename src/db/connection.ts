@@ -294,6 +294,15 @@ export async function writeTransaction<T>({ db, dialect }: Database, work: (trx:
 }
 
 /**
+ * One write statement, atomic by itself: PostgreSQL runs it alone (no transaction and its two
+ * more round trips), SQLite in an immediate transaction (a deferred one could fail at once with
+ * SQLITE_BUSY, see writeTransaction).
+ */
+export async function writeStatement<T>(database: Database, work: (db: Db) => Promise<T>): Promise<T> {
+  return database.dialect === 'postgres' ? work(database.db) : writeTransaction(database, work);
+}
+
+/**
  * A query built and compiled once, then run with fresh values: building and compiling a Kysely
  * query costs more CPU than SQLite needs to run a simple one, which matters on the hot paths
  * (the score read, the job queue). `build` is called once, with placeholders, and must hand each

@@ -47,6 +47,15 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     for (const round of ['first', 're-submission']) {
       const { result, statements } = await statementsOf(() => t.ctx.scores.submit(scorer.id, address));
       expect(result, round).toMatchObject({ status: 'DONE', score: '0.00000', stamp_scores: { Discord: '0.51600', Google: '0.52500', Linkedin: '1.53100' } });
+      if (round === 're-submission') {
+        // The same result with every hold held: one conditional update of the row, which PostgreSQL
+        // runs alone and SQLite in an immediate transaction.
+        const writes = statements.filter(isWrite);
+        expect(writes, round).toHaveLength(1);
+        expect(writes[0], round).toMatch(/^update "scores" set "last_score_timestamp" = \S+, "raw_score"/);
+        expect(statements.filter(isBegin), round).toHaveLength(kind === 'sqlite' ? 1 : 0);
+        continue;
+      }
       const begins = statements.filter(isBegin);
       expect(begins, round).toHaveLength(1);
       const begin = statements.findIndex(isBegin);
@@ -205,6 +214,42 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     const events = await t.ctx.database.db.selectFrom('score_events').select('score').where('address', '=', address).execute();
     expect(events.map((e) => e.score)).toEqual(['2.00000']);
     expect(await jobRows()).toMatchObject([{ address, state: 'queued' }]);
+  });
+
+  it('refreshes an unchanged result in one statement only while the row is the version it read and no job of the address exists', async () => {
+    t = await createTestApp(kind);
+    const { scorer } = await seedAccount(t.ctx);
+    const expiresAt = Date.now() + 86_400_000;
+    const scored: ScoringOutcome = { ...fixedOutcome, claims: [{ nullifier: 'v1:refresh', expiresAt }] };
+    const unchanged: ScoringOutcome = { ...fixedOutcome, claims: [{ nullifier: 'v1:refresh', expiresAt, heldAlready: true }] };
+    const row = (address: string) => t.ctx.database.db.selectFrom('scores').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
+    const address = randomAddress();
+    expect((await t.ctx.jobs.recordInline(scorer.id, address, 1_000, scored, await t.ctx.jobs.scoreVersion(scorer.id, address))).kind).toBe('recorded');
+
+    // Two scorings start over the same version; the first records the same result, and moves the version.
+    const read = await t.ctx.jobs.scoreVersion(scorer.id, address);
+    const first = await statementsOf(() => t.ctx.jobs.recordInline(scorer.id, address, 2_000, unchanged, read));
+    expect(first.result).toMatchObject({ kind: 'recorded', recorded: { appendedEventId: null, row: { last_score_timestamp: 2_000, status: 'DONE' } } });
+    expect(first.statements.filter(isWrite)).toHaveLength(1);
+    expect(await row(address)).toMatchObject({ last_score_timestamp: 2_000, status: 'DONE' });
+    // The second, over the version it read, writes nothing of its own and joins the queue.
+    expect(await t.ctx.jobs.recordInline(scorer.id, address, 3_000, unchanged, read)).toEqual({ kind: 'queued' });
+    expect(await row(address)).toMatchObject({ last_score_timestamp: 3_000, status: 'PROCESSING' });
+    expect(await jobRows()).toMatchObject([{ address, state: 'queued' }]);
+
+    // A job of the address (queued or running) also keeps the refresh from being written.
+    const other = randomAddress();
+    const otherScored: ScoringOutcome = { ...scored, claims: [{ nullifier: 'v1:refresh-other', expiresAt }] };
+    const otherUnchanged: ScoringOutcome = { ...unchanged, claims: [{ nullifier: 'v1:refresh-other', expiresAt, heldAlready: true }] };
+    expect((await t.ctx.jobs.recordInline(scorer.id, other, 1_000, otherScored, await t.ctx.jobs.scoreVersion(scorer.id, other))).kind).toBe('recorded');
+    const otherRead = await t.ctx.jobs.scoreVersion(scorer.id, other);
+    await t.ctx.database.db
+      .insertInto('scoring_jobs')
+      .values({ scorer_id: scorer.id, address: other, state: 'running', generation: 1, claimed_generation: 1, attempts: 1, run_after: 0, lease_owner: 'elsewhere', lease_expires_at: Date.now() + 30_000, last_error: null, created_at: 0 })
+      .execute();
+    expect(await t.ctx.jobs.recordInline(scorer.id, other, 2_000, otherUnchanged, otherRead)).toEqual({ kind: 'queued' });
+    expect(await row(other)).toMatchObject({ status: 'PROCESSING' });
+    expect(await t.ctx.database.db.selectFrom('score_events').select('address').where('address', '=', other).execute()).toHaveLength(1);
   });
 
   describe('waiting for a queued job', () => {

@@ -1,7 +1,7 @@
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import { NullifierTaken } from '../scores/score-events.repository.js';
 import type { ScoreRow } from '../scores/scores.repository.js';
-import type { ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
+import type { ScoreVersion, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
 import type { ScoringWorker } from './scoring-worker.js';
 
 type ScoreFn = (scorerId: number, address: string, now: number) => Promise<ScoringOutcome>;
@@ -41,7 +41,7 @@ export function inlineScoring(worker: ScoringWorker, jobs: ScoringJobsRepository
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       let outcome: ScoringOutcome;
-      let readOver: string;
+      let readOver: ScoreVersion;
       try {
         readOver = await jobs.scoreVersion(scorerId, address);
         outcome = await score(scorerId, address, clock());

@@ -1,7 +1,14 @@
-import { compiledOnce, type Database, type Db, writeTransaction } from '../../db/connection.js';
+import { compiledOnce, type Database, type Db, writeStatement, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
 import type { ScoringJobsTable } from '../../db/tables.js';
-import { NullifierTaken, type RecordedScoring, type ScoreEventsRepository, scoreEventsRepository } from '../scores/score-events.repository.js';
+import {
+  NullifierTaken,
+  type RecordedScoring,
+  type ScoreEventsRepository,
+  scoreEventsRepository,
+  type TrackedScoreRow,
+  unchangedRefresh,
+} from '../scores/score-events.repository.js';
 
 export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
 
@@ -27,6 +34,12 @@ export interface ScoringOutcome {
   threshold?: string;
   /** JSON: the v2 per-stamp breakdown, provider → {score, dedup, expiration_date}, in provider order. */
   stamps?: string;
+}
+
+/** The score row as an inline scoring starts: handed back to `recordInline`, which writes only over this version. */
+export interface ScoreVersion {
+  text: string;
+  row: (TrackedScoreRow & { last_score_timestamp: number }) | undefined;
 }
 
 /** What `recordInline` did: recorded the scoring, or found a job of the address and joined it. */
@@ -113,7 +126,39 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
   // What a scoring is written over: compared before an inline write, so that a result read
   // before another write of the row committed never replaces that write.
   const scoreVersion = compiledOnce((db: Db, scorerId: number, address: string) =>
-    db.selectFrom('scores').select(['event_id', 'last_score_timestamp', 'status']).where('scorer_id', '=', scorerId).where('address', '=', address),
+    db
+      .selectFrom('scores')
+      .select(['event_id', 'last_score_timestamp', 'status', 'score', 'passing', 'threshold', 'evidence', 'error', 'stamps'])
+      .where('scorer_id', '=', scorerId)
+      .where('address', '=', address),
+  );
+  // An unchanged re-score in one statement, taking no lock first: written only while the row is
+  // the version the scoring read (as recordInline's locked comparison) and no job of the address
+  // exists (a job committed later marks the row PROCESSING after this write, and runs after it).
+  const refreshIfVersion = compiledOnce(
+    (
+      db: Db,
+      scorerId: number,
+      address: string,
+      now: number,
+      rawScore: string | null,
+      stampScores: string | null,
+      expirationDate: number | null,
+      eventId: number,
+      lastScoreTimestamp: number,
+      status: string,
+    ) =>
+      db
+        .updateTable('scores')
+        .set({ last_score_timestamp: now, raw_score: rawScore, stamp_scores: stampScores, expiration_date: expirationDate })
+        .where('scorer_id', '=', scorerId)
+        .where('address', '=', address)
+        .where('event_id', '=', eventId)
+        .where('last_score_timestamp', '=', lastScoreTimestamp)
+        .where('status', '=', status as never)
+        .where((eb) =>
+          eb.not(eb.exists(eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address))),
+        ),
   );
   // The row an inline scoring writes over, under its lock: its version, what recordScoring compares
   // the result with (see unchangedSince), and whether a job of the address exists, in one statement.
@@ -159,14 +204,24 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
      * PROCESSING). A submission queued later waits for the score row's lock (PostgreSQL) or the
      * write lock (SQLite) and comes after this one. Throws NullifierTaken (nothing written) when another address took a counted nullifier.
      */
-    async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome, readOver: string): Promise<InlineRecording> {
+    async recordInline(scorerId: number, address: string, now: number, outcome: ScoringOutcome, readOver: ScoreVersion): Promise<InlineRecording> {
+      // The common re-score: a result equal to the row it was scored over, with every hold held.
+      const refreshed = unchangedRefresh(outcome, readOver.row, scorerId, address, now);
+      if (refreshed && readOver.row) {
+        const version = readOver.row;
+        const written = await writeStatement(database, (db) =>
+          refreshIfVersion(db, scorerId, address, now, refreshed.raw_score ?? null, refreshed.stamp_scores, refreshed.expiration_date, version.event_id!, version.last_score_timestamp, version.status),
+        );
+        if (Number(written.numAffectedRows ?? 0) === 1) return { kind: 'recorded', recorded: { row: refreshed, appendedEventId: null } };
+        // Written over since, or a job exists: the locked path below tells which.
+      }
       try {
         return await writeTransaction(database, async (trx) => {
           const current = (await scoreUnderLock(trx, scorerId, address)).rows[0];
           // Another write of the row committed since this scoring began (a concurrent inline
           // scoring of the same address, here or in another process): joining the queue lets a
           // job score from what is stored now, as concurrent submissions always coalesced.
-          if (versionText(current) !== readOver) throw new JoinJob();
+          if (versionText(current) !== readOver.text) throw new JoinJob();
           // With the row locked, a job committed later cannot have marked it PROCESSING yet, so
           // looking at the queue now is as good as after the write. Without a row there is nothing
           // to lock: the queue is looked at once the write has taken the row.
@@ -183,8 +238,9 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
     },
 
     /** The score row's version as an inline scoring starts (handed back to `recordInline`). */
-    async scoreVersion(scorerId: number, address: string): Promise<string> {
-      return versionText((await scoreVersion(db, scorerId, address)).rows[0]);
+    async scoreVersion(scorerId: number, address: string): Promise<ScoreVersion> {
+      const row = (await scoreVersion(db, scorerId, address)).rows[0];
+      return { text: versionText(row), row };
     },
 
     /** Takes the next due job (queued, or running with an expired lease) under a lease. */

@@ -100,6 +100,29 @@ function unchangedSince(settled: Settled, previous: TrackedScoreRow | undefined)
   return !differsFromEvent(settled, previous);
 }
 
+/** The claims a recording must write: a live hold of the address with the same expiry needs none. */
+function holdsToWrite(outcome: ScoringOutcome, now: number): ScoringOutcome['claims'] {
+  // Holds are never deleted, and a live hold cannot pass to another address before it expires.
+  return outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
+}
+
+/**
+ * A DONE result that equals the row it was scored over (`previous`, with its event) and needs no
+ * hold written: the whole recording is then a refresh of the untracked columns, and the row it
+ * leaves is returned with them. Null when the result needs recordScoring.
+ */
+export function unchangedRefresh(
+  outcome: ScoringOutcome,
+  previous: TrackedScoreRow | undefined,
+  scorerId: number,
+  address: string,
+  now: number,
+): ScoreRow | null {
+  const settled = settledColumns({ status: 'DONE', outcome });
+  if (!previous || !unchangedSince(settled, previous) || holdsToWrite(outcome, now).length > 0) return null;
+  return { scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: previous.event_id };
+}
+
 /** Whether a settled result differs from an event in what the log tracks (spec v2.md "Score events"). */
 export function differsFromEvent(settled: Settled, event: TrackedEvent | undefined): boolean {
   return (
@@ -205,10 +228,7 @@ export function scoreEventsRepository(database: Database) {
   }
 
   async function takeHolds(trx: Db, scorerId: number, address: string, outcome: ScoringOutcome, now: number): Promise<void> {
-    // A re-scored address usually holds its nullifiers already, with the same expiry: those
-    // need no write while live, since holds are never deleted and a live hold cannot pass to
-    // another address before it expires.
-    const toWrite = outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
+    const toWrite = holdsToWrite(outcome, now);
     if (toWrite.length === 0) return;
     // One statement for every hold; a nullifier another live address holds is not returned.
     const taken = await trx
