@@ -1,6 +1,6 @@
 import { compiledOnce, type Database, type Db, writeStatement, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
-import type { ScoringJobsTable } from '../../db/tables.js';
+import type { ScoreStatus, ScoringJobsTable } from '../../db/tables.js';
 import {
   NullifierTaken,
   type RecordedScoring,
@@ -146,7 +146,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
       expirationDate: number | null,
       eventId: number,
       lastScoreTimestamp: number,
-      status: string,
+      status: ScoreStatus,
     ) =>
       db
         .updateTable('scores')
@@ -155,7 +155,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
         .where('address', '=', address)
         .where('event_id', '=', eventId)
         .where('last_score_timestamp', '=', lastScoreTimestamp)
-        .where('status', '=', status as never)
+        .where('status', '=', status)
         .where((eb) =>
           eb.not(eb.exists(eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address))),
         ),
