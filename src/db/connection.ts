@@ -265,7 +265,9 @@ const rollback = CompiledQuery.raw('rollback');
  * A transaction that writes. On SQLite it starts with `BEGIN IMMEDIATE`: a deferred
  * transaction that reads first and writes later fails at once with SQLITE_BUSY when
  * another process holds the write lock, whereas an immediate one waits for it
- * (busy_timeout). PostgreSQL runs a plain transaction.
+ * (busy_timeout). PostgreSQL runs a plain transaction whose statements are named prepared
+ * statements, and runs it a second time when one of them went stale: `work` must leave nothing
+ * behind outside the database until it returns.
  */
 export async function writeTransaction<T>({ db, dialect }: Database, work: (trx: Db) => Promise<T>): Promise<T> {
   if (dialect === 'postgres') {

@@ -99,7 +99,10 @@ export function importService(database: Database, cache: PublicCache, clock: () 
     const bounties = lastPerKey(valid('bounties', (p, r) => readBounty(p, r, problems)), (v) => v.id);
 
     const counts = {} as Record<ImportSection, UpsertCount>;
+    const problemsBefore = problems.length;
     await writeTransaction(database, async (trx) => {
+      // writeTransaction may run this again (a prepared statement gone stale): from the same problems.
+      problems.length = problemsBefore;
       const repo = importRepository(trx);
       counts.profiles = await repo.upsertProfiles(profiles.map(({ value }) => ({ ...value, created_at: now, updated_at: now })));
       counts.rounds = await repo.upsertRounds(rounds.map(({ value }) => value));
