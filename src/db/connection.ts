@@ -128,9 +128,15 @@ const transactionEnd = /^\s*(commit|rollback|end|abort)\b/i;
 const namedTransactionStart = 'start transaction read write';
 
 /** A named statement failed for a reason that running it unnamed would not have (see statementFaults). */
-export function isPreparedStatementFault(error: unknown): boolean {
+function isPreparedStatementFault(error: unknown): boolean {
   return statementFaults.has((error as { code?: string } | null)?.code ?? '');
 }
+
+// Named statements that failed as such inside a write transaction (the text now runs unnamed):
+// only these make writeTransaction run again, not the same codes from an unnamed statement.
+const staleInTransaction = new WeakSet<object>();
+// Each run again names one text fewer; a transaction names only a handful.
+const mostTransactionRuns = 10;
 
 /**
  * Parameterised statements run as named prepared statements: each connection parses and plans
@@ -178,7 +184,10 @@ function withNamedStatements(pool: pg.Pool, capacity = 300): PostgresPool {
           names.set(text, null);
           discard = true;
           // Inside a transaction the failure aborted it: writeTransaction runs it again, unnamed.
-          if (inTransaction) throw error;
+          if (inTransaction) {
+            if (error !== null && typeof error === 'object') staleInTransaction.add(error);
+            throw error;
+          }
           return client.query(text, values as unknown[]);
         }
       };
@@ -266,20 +275,21 @@ const rollback = CompiledQuery.raw('rollback');
  * transaction that reads first and writes later fails at once with SQLITE_BUSY when
  * another process holds the write lock, whereas an immediate one waits for it
  * (busy_timeout). PostgreSQL runs a plain transaction whose statements are named prepared
- * statements, and runs it a second time when one of them went stale: `work` must leave nothing
- * behind outside the database until it returns.
+ * statements, and runs it again when one of them went stale: `work` must leave nothing behind
+ * outside the database until it returns.
  */
 export async function writeTransaction<T>({ db, dialect }: Database, work: (trx: Db) => Promise<T>): Promise<T> {
   if (dialect === 'postgres') {
     // The access mode is PostgreSQL's default; its text is what marks the transaction (see namedTransactionStart).
-    const run = () => db.transaction().setAccessMode('read write').execute(work);
-    try {
-      return await run();
-    } catch (error) {
-      // A prepared statement went stale (another process migrated the table): nothing was
-      // committed, and the statement that failed now runs unnamed.
-      if (!isPreparedStatementFault(error)) throw error;
-      return run();
+    for (let run = 1; ; run++) {
+      try {
+        return await db.transaction().setAccessMode('read write').execute(work);
+      } catch (error) {
+        // A prepared statement went stale (another process migrated the table): nothing was
+        // committed, and the statement that failed now runs unnamed. The next run may take another
+        // connection of the pool, whose own statements of that table are stale too.
+        if (!staleInTransaction.has(error as object) || run >= mostTransactionRuns) throw error;
+      }
     }
   }
   return db.connection().execute(async (connection) => {

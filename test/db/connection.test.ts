@@ -112,4 +112,42 @@ describe.runIf(inject('postgresUrl'))('the PostgreSQL pool', () => {
       await test.drop();
     }
   });
+
+  it('runs a write transaction again until none of its statements is stale, on any connection of the pool', async () => {
+    const test = await createTestDatabase('postgres');
+    const database = openDatabase(test.url, { poolSize: 2 });
+    try {
+      await sql`create table tx_pool_probe (id int primary key, label text)`.execute(database.db);
+      await sql`insert into tx_pool_probe values (1, 'one')`.execute(database.db);
+      let attempts = 0;
+      const readTwice = (gate?: Promise<void>, arrived?: () => void) =>
+        writeTransaction(database, async (trx) => {
+          attempts += 1;
+          const byId = await sql<Record<string, unknown>>`select * from tx_pool_probe where id = ${1}`.execute(trx);
+          const byLabel = await sql<Record<string, unknown>>`select * from tx_pool_probe where label = ${'one'}`.execute(trx);
+          arrived?.();
+          await gate;
+          return [byId.rows, byLabel.rows];
+        });
+      // Two transactions at once: both connections of the pool prepare both statements.
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let waiting = 2;
+      const arrived = () => (--waiting === 0 ? open() : undefined);
+      await Promise.all([readTwice(gate, arrived), readTwice(gate, arrived)]);
+      const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(database.db);
+      expect(prepared.rows.filter((r) => r.statement.includes('from tx_pool_probe'))).toHaveLength(2);
+
+      // Both statements go stale on both connections; each run unnames the one that failed.
+      await sql`alter table tx_pool_probe add column extra int default 7`.execute(database.db);
+      attempts = 0;
+      const row = { id: 1, label: 'one', extra: 7 };
+      expect(await readTwice()).toEqual([[row], [row]]);
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      expect(attempts).toBeLessThanOrEqual(3);
+    } finally {
+      await database.close();
+      await test.drop();
+    }
+  });
 });

@@ -53,6 +53,8 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
         const writes = statements.filter(isWrite);
         expect(writes, round).toHaveLength(1);
         expect(writes[0], round).toMatch(/^update "scores" set "last_score_timestamp" = \S+, "raw_score"/);
+        // The conditional update of the one-statement path, not the locked path's refresh.
+        expect(writes[0], round).toMatch(/"event_id" = .* not exists/);
         expect(statements.filter(isBegin), round).toHaveLength(kind === 'sqlite' ? 1 : 0);
         continue;
       }
@@ -231,6 +233,7 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     const first = await statementsOf(() => t.ctx.jobs.recordInline(scorer.id, address, 2_000, unchanged, read));
     expect(first.result).toMatchObject({ kind: 'recorded', recorded: { appendedEventId: null, row: { last_score_timestamp: 2_000, status: 'DONE' } } });
     expect(first.statements.filter(isWrite)).toHaveLength(1);
+    expect(first.statements.filter(isWrite)[0]).toMatch(/"event_id" = .* not exists/);
     expect(await row(address)).toMatchObject({ last_score_timestamp: 2_000, status: 'DONE' });
     // The second, over the version it read, writes nothing of its own and joins the queue.
     expect(await t.ctx.jobs.recordInline(scorer.id, address, 3_000, unchanged, read)).toEqual({ kind: 'queued' });
@@ -250,6 +253,29 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     expect(await t.ctx.jobs.recordInline(scorer.id, other, 2_000, otherUnchanged, otherRead)).toEqual({ kind: 'queued' });
     expect(await row(other)).toMatchObject({ status: 'PROCESSING' });
     expect(await t.ctx.database.db.selectFrom('score_events').select('address').where('address', '=', other).execute()).toHaveLength(1);
+  });
+
+  it('refreshes an unchanged result that must write a hold under the row lock, and answers the row as stored', async () => {
+    t = await createTestApp(kind);
+    const { scorer } = await seedAccount(t.ctx);
+    const address = randomAddress();
+    const expiresAt = Date.now() + 86_400_000;
+    const scored: ScoringOutcome = { ...fixedOutcome, claims: [{ nullifier: 'v1:rehold', expiresAt }] };
+    expect((await t.ctx.jobs.recordInline(scorer.id, address, 1_000, scored, await t.ctx.jobs.scoreVersion(scorer.id, address))).kind).toBe('recorded');
+    // The hold is gone (written by hand): the same result now has a hold to write, so it takes the
+    // locked path, whose recordScoring sees the result unchanged and refreshes the row.
+    await t.ctx.database.db.deleteFrom('nullifier_holds').where('nullifier', '=', 'v1:rehold').execute();
+    const version = await t.ctx.jobs.scoreVersion(scorer.id, address);
+    const again = await statementsOf(() => t.ctx.jobs.recordInline(scorer.id, address, 2_000, scored, version));
+    expect(again.statements.some((sql) => sql.startsWith('insert into "nullifier_holds"'))).toBe(true);
+    const refresh = again.statements.filter((sql) => sql.startsWith('update "scores"'));
+    expect(refresh).toHaveLength(1);
+    expect(refresh[0]).not.toContain('not exists');
+    expect(again.statements.some((sql) => sql.startsWith('insert into "scores"') || sql.startsWith('insert into "score_events"'))).toBe(false);
+    const stored = await t.ctx.database.db.selectFrom('scores').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
+    expect(again.result).toEqual({ kind: 'recorded', recorded: { row: stored, appendedEventId: null } });
+    expect(stored).toMatchObject({ last_score_timestamp: 2_000, status: 'DONE' });
+    expect(typeof stored.event_id).toBe('number');
   });
 
   describe('waiting for a queued job', () => {
