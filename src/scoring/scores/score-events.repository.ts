@@ -120,6 +120,11 @@ export function unchangedRefresh(
 ): ScoreRow | null {
   const settled = settledColumns({ status: 'DONE', outcome });
   if (!previous || !unchangedSince(settled, previous) || holdsToWrite(outcome, now).length > 0) return null;
+  return refreshedRow(scorerId, address, settled, now, previous);
+}
+
+/** The row a refresh leaves: the result's columns, the new timestamp, the event it already pointed at. */
+function refreshedRow(scorerId: number, address: string, settled: Settled, now: number, previous: TrackedScoreRow): ScoreRow {
   return { scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: previous.event_id };
 }
 
@@ -269,7 +274,7 @@ export function scoreEventsRepository(database: Database) {
       if (previous && unchangedSince(settled, previous)) {
         const refreshed = await refreshRow(trx, scorerId, address, now, s.raw_score, s.stamp_scores, s.expiration_date);
         if (Number(refreshed.numAffectedRows ?? 0) !== 1) throw new Error('the score row was not written');
-        const row: ScoreRow = { scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: previous.event_id };
+        const row = refreshedRow(scorerId, address, settled, now, previous);
         if (options.withinTransaction) await options.withinTransaction(trx);
         return { row, appendedEventId: null };
       }
