@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ENTRY_OVERHEAD_BYTES, MemoryPublicCacheStore, PublicCache, toDocument } from '../../src/publicdata/cache.js';
+import { ENTRY_OVERHEAD_BYTES, etagOf, MemoryPublicCacheStore, PublicCache, toDocument } from '../../src/publicdata/cache.js';
 import { etagMatches } from '../../src/publicdata/routes/http-cache.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -164,6 +164,36 @@ describe.each(databaseKinds)('HTTP caching of lists and exports on %s', (kind) =
       const changed = await t.app.inject({ url, headers: { 'if-none-match': '"something-else"' } });
       expect(changed.statusCode).toBe(200);
       expect(changed.body).toBe(first.body);
+    }
+  });
+
+  it('names each build of a bounty document in its ETag: a rebuild answers the old tag in full; an empty list keeps its content hash', async () => {
+    const url = '/api/v0.1/bounties/?order_by=pk';
+    const detail = '/api/v0.1/bounties/2';
+    const empty = '/api/v0.1/bounties/?pk=999999';
+    const before = await Promise.all([url, detail, empty].map((u) => t.app.inject(u)));
+    expect(before.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    expect(before[2]!.headers.etag).toBe(etagOf(Buffer.from('[]')));
+    expect(new Set(before.map((r) => r.headers.etag)).size).toBe(3);
+    // Bodies with bounties are not hashed per build (SHA-256 of its 100 KB was 13 % of an uncached list).
+    expect(before[0]!.headers.etag).not.toBe(etagOf(before[0]!.rawPayload));
+    expect(before[1]!.headers.etag).not.toBe(etagOf(before[1]!.rawPayload));
+    // An import of the same bounty drops the cached bounty documents: each is built again.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await importOk(t.ctx, { bounties: [bountyFixtures()[1]!] });
+    for (const [i, u] of [url, detail, empty].entries()) {
+      const again = await t.app.inject({ url: u, headers: { 'if-none-match': before[i]!.headers.etag as string } });
+      if (u === empty) {
+        expect(again.statusCode, u).toBe(304);
+        continue;
+      }
+      expect(again.statusCode, u).toBe(200);
+      expect(again.headers.etag, u).not.toBe(before[i]!.headers.etag);
+      expect(again.headers.etag, u).toMatch(/^"[\w-]+"$/);
+      // The same bounties, built at another time: the bodies differ only in `now`.
+      const strip = (body: string) => body.replace(/"now":"[^"]+"/g, '"now":""');
+      expect(again.body, u).not.toBe(before[i]!.body);
+      expect(strip(again.body), u).toBe(strip(before[i]!.body));
     }
   });
 

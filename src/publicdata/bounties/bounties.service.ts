@@ -2,7 +2,7 @@ import { AppError } from '../../errors.js';
 import type { BountiesRepository, BountyListFilter, BountyOrderColumn, BountyRow, BountyTextColumn, PreparedBountyList } from './bounties.repository.js';
 import { BOUNTY_ORDER_FIELDS } from './bounty-order.js';
 import { renderVocabulary, type BountyVocabulary } from './bounty-vocabulary-render.js';
-import { CachedDocument, cachePrefix, documentOfJson, etagOf, type PublicCache } from '../cache.js';
+import { buildEtag, CachedDocument, cachePrefix, etagOf, type PublicCache } from '../cache.js';
 import { bountyJsonOfStored } from './bounty-json.js';
 import { checkPaging, checkText, decimalAsNumber, formatDateTime, MAX_ID, parseStoredJson } from '../values.js';
 
@@ -207,6 +207,15 @@ export function parseBountyQuery(query: BountyListQuery): BountyListFilter {
   };
 }
 
+/**
+ * A bounty list or detail as a document. Every bounty in it carries `now`, the build time: the
+ * ETag names the build (see buildEtag); an empty list, the same at every build, is hashed.
+ */
+function bountyDocument(json: Buffer | string, now: number, total?: number): CachedDocument {
+  const bytes = typeof json === 'string' ? Buffer.from(json, 'utf8') : json;
+  return new CachedDocument(bytes, bytes.length === 2 ? etagOf(bytes) : buildEtag(), now, total);
+}
+
 /** A request shape as parsed: its cache key, and its list compiled (see `BountiesRepository.prepare`). */
 interface ParsedList {
   key: string;
@@ -246,7 +255,7 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
       return cache.document(key, async () => {
         const now = clock();
         const page = await run(now, baseUrl);
-        return typeof page.json === 'string' ? documentOfJson(page.json, now, page.total) : new CachedDocument(page.json, etagOf(page.json), now, page.total);
+        return bountyDocument(page.json, now, page.total);
       });
     },
 
@@ -257,7 +266,7 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
         const [stored] = await bounties.bodies([id]);
         if (!stored) return null;
         const now = clock();
-        return documentOfJson(bountyJsonOfStored(stored, baseUrl, now), now);
+        return bountyDocument(bountyJsonOfStored(stored, baseUrl, now), now);
       });
       return document.bytes.length === 4 && document.body === 'null' ? null : document;
     },
