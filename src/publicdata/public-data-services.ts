@@ -53,7 +53,7 @@ export function createPublicDataServices(config: Config, database: Database, opt
     cache,
     /** Signs session cookies: SESSION_SECRET, or random per process (development; sessions end with the process). */
     sessionSecret: config.sessionSecret ?? randomBytes(32).toString('base64url'),
-    bounties: bountyService(bountiesRepository(database.db, database.dialect, database.readArrays), cache, clock),
+    bounties: bountyService(bountiesRepository(database.db, database.dialect, database.reads), cache, clock),
     grants: grantService(grantsRepository(database.db, database.dialect), cache),
     exports: exportService(exportsRepository(database.db), exportAuth, cache, clock),
     exportAuth,

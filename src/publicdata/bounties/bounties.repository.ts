@@ -1,5 +1,6 @@
 import { type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import type { Database, Db } from '../../db/connection.js';
+import type { Db } from '../../db/connection.js';
+import { kyselyReads, type ReadRunner, type ReadSteps, rowsOf } from '../../db/read-steps.js';
 import { containsInsensitive, notIndexed, rowCount, type DialectName } from '../../db/dialect.js';
 import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
 import { bountyBody, type BountyBodyRow, bountyListJsonOfBodies, escapedBase, jsonDate } from './bounty-json.js';
@@ -117,11 +118,14 @@ function at<R>(query: CompiledQuery<R>, now: number): CompiledQuery<R> {
 /** What runs a list of one filter: compiled once, run at any time for any base URL (the bounties' `url`). */
 export type PreparedBountyList = (now: number, baseUrl: string) => Promise<BountyPage>;
 
-export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Database['readArrays']) {
-  /** The ids a walk (a compiled `listQuery`) finds, in its order; through the array reader where there is one (SQLite). */
-  async function idsOf(query: CompiledQuery<{ id: number }>): Promise<number[]> {
-    if (readArrays) return (await readArrays(query)).rows.map((values) => values[0] as number);
-    return (await db.executeQuery(query)).rows.map((row) => row.id);
+/**
+ * `reads` runs a list's statements (walk, page, count): on SQLite the database's runner reads them
+ * in one snapshot (`Database.reads`).
+ */
+export function bountiesRepository(db: Db, dialect: DialectName, reads: ReadRunner = kyselyReads(db)) {
+  /** The ids a walk (a compiled `listQuery`) finds, in its order. */
+  function* idsOf(query: CompiledQuery<{ id: number }>): ReadSteps<number[]> {
+    return (yield* rowsOf(query)).map((row) => row.id);
   }
 
   /** The stored-text lookup of n ids, compiled once per n (only the ids change). */
@@ -141,13 +145,13 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
    * against other plans for every filter). A bounty stored without its text (written other than
    * by the import, e.g. by hand) is rendered from its row: the same answer, only slower.
    */
-  async function bodiesOf(ids: number[]): Promise<BountyBodyRow[]> {
+  function* bodiesOf(ids: number[]): ReadSteps<BountyBodyRow[]> {
     if (ids.length === 0) return [];
     const found = new Map<number, BountyBodyRow>();
-    for (const row of (await db.executeQuery(bodyLookup(ids))).rows) found.set(row.bounty_id, { id: row.bounty_id, head: row.head, tail: row.tail });
+    for (const row of yield* rowsOf(bodyLookup(ids))) found.set(row.bounty_id, { id: row.bounty_id, head: row.head, tail: row.tail });
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) {
-      for (const row of await db.selectFrom('bounties').selectAll().where('id', 'in', missing).execute()) found.set(row.id, { id: row.id, ...bountyBody(row) });
+      for (const row of yield* rowsOf(db.selectFrom('bounties').selectAll().where('id', 'in', missing).compile())) found.set(row.id, { id: row.id, ...bountyBody(row) });
     }
     // A bounty deleted between the walk and the lookup is left out, as if the walk had come after.
     return ids.flatMap((id) => found.get(id) ?? []);
@@ -156,11 +160,11 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
   const pageJson = pageJsonQuery(dialect);
 
   /** The page's JSON array: joined by SQLite from the stored texts (see bounty-page-sql.ts), here on PostgreSQL or when a text is missing. */
-  async function pageJsonOf(ids: number[], baseUrl: string, now: number): Promise<{ json: Buffer | string; count: number }> {
+  function* pageJsonOf(ids: number[], baseUrl: string, now: number): ReadSteps<{ json: Buffer | string; count: number }> {
     if (ids.length === 0) return { json: '[]', count: 0 };
-    const row = pageJson && (await db.executeQuery(pageJson(escapedBase(baseUrl), jsonDate(now), ids))).rows[0];
+    const row = pageJson && (yield* rowsOf(pageJson(escapedBase(baseUrl), jsonDate(now), ids)))[0];
     if (row && row.ids === ids.join(',')) return { json: row.body, count: ids.length };
-    const rows = await bodiesOf(ids);
+    const rows = yield* bodiesOf(ids);
     return { json: bountyListJsonOfBodies(rows, baseUrl, now), count: rows.length };
   }
 
@@ -256,15 +260,16 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     return db.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('n'));
   }
 
-  function count(query: ReturnType<typeof filtered>): Promise<number> {
-    return query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
+  function* count(query: ReturnType<typeof filtered>): ReadSteps<number> {
+    const [row] = yield* rowsOf(query.select((eb) => eb.fn.countAll<number | string>().as('n')).compile());
+    return Number(row?.n ?? 0);
   }
 
   /** The rows after those with a value in the order column, when the walk of its index ran out (`found` rows) before the page was full. */
-  async function absent(filter: BountyListFilter, now: number, found: number): Promise<number[]> {
+  function* absent(filter: BountyListFilter, now: number, found: number): ReadSteps<number[]> {
     const column = filter.orderBy;
     // The walk ran out of rows with a value: there are offset + rows of them, unless it started past their end.
-    const present = found > 0 || filter.offset === 0 ? filter.offset + found : await count(filtered(filter, now).where(hasValue(column, true)));
+    const present = found > 0 || filter.offset === 0 ? filter.offset + found : yield* count(filtered(filter, now).where(hasValue(column, true)));
     const direction = filter.descending ? 'desc' : 'asc';
     const query = filtered(filter, now)
       .where(hasValue(column, false))
@@ -272,7 +277,17 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
       .orderBy('id', direction)
       .limit(rowCount(dialect, filter.limit - found))
       .offset(rowCount(dialect, Math.max(0, filter.offset - present)));
-    return idsOf(query.compile());
+    return yield* idsOf(query.compile());
+  }
+
+  /** One page of a prepared list (see prepare), as the statements that read it. */
+  function* pageOf(filter: BountyListFilter, page: CompiledQuery<{ id: number }>, total: CompiledQuery<{ n: number | string }>, now: number, baseUrl: string): ReadSteps<BountyPage> {
+    const ids = yield* idsOf(at(page, now));
+    if (!NOT_NULL.has(filter.orderBy) && ids.length < filter.limit) ids.push(...(yield* absent(filter, now, ids.length)));
+    const { json, count } = yield* pageJsonOf(ids, baseUrl, now);
+    if (count < filter.limit && (count > 0 || filter.offset === 0)) return { json, total: filter.offset + count };
+    const [row] = yield* rowsOf(at(total, now));
+    return { json, total: Number(row?.n ?? 0) };
   }
 
   return {
@@ -289,14 +304,7 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     prepare(filter: BountyListFilter): PreparedBountyList {
       const page = listQuery(filter, NOW_PARAMETER).compile();
       const total = cappedCount(filter, NOW_PARAMETER).compile();
-      return async (now, baseUrl) => {
-        const ids = await idsOf(at(page, now));
-        if (!NOT_NULL.has(filter.orderBy) && ids.length < filter.limit) ids.push(...(await absent(filter, now, ids.length)));
-        const { json, count } = await pageJsonOf(ids, baseUrl, now);
-        if (count < filter.limit && (count > 0 || filter.offset === 0)) return { json, total: filter.offset + count };
-        const row = (await db.executeQuery(at(total, now))).rows[0];
-        return { json, total: Number(row?.n ?? 0) };
-      };
+      return (now, baseUrl) => reads(pageOf(filter, page, total, now, baseUrl));
     },
 
     async list(filter: BountyListFilter, baseUrl: string, now = Date.now()): Promise<BountyPage> {
@@ -304,7 +312,7 @@ export function bountiesRepository(db: Db, dialect: DialectName, readArrays?: Da
     },
 
     /** The stored texts of these bounties, in this order (a detail is a page of one). */
-    bodies: bodiesOf,
+    bodies: (ids: number[]) => reads(bodiesOf(ids)),
 
     async get(id: number): Promise<BountyRow | undefined> {
       return db.selectFrom('bounties').selectAll().where('id', '=', id).executeTakeFirst();
