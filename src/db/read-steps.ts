@@ -21,9 +21,15 @@ export function* rowsOf<R>(query: CompiledQuery<R>): Generator<CompiledQuery, R[
 /** Each statement through Kysely, one after another (PostgreSQL: a round trip and a snapshot each, as any query). */
 export function kyselyReads(db: Db): ReadRunner {
   return async (steps) => {
-    let step = steps.next();
-    while (!step.done) step = steps.next((await db.executeQuery(step.value)).rows);
-    return step.value;
+    try {
+      let step = steps.next();
+      while (!step.done) step = steps.next((await db.executeQuery(step.value)).rows);
+      return step.value;
+    } catch (error) {
+      // Runs the read's own `finally` blocks, if it has any.
+      steps.return(undefined as never);
+      throw error;
+    }
   };
 }
 
@@ -31,8 +37,9 @@ export function kyselyReads(db: Db): ReadRunner {
  * SQLite: the statements run synchronously, in one read transaction, while the read holds the
  * connection as a Kysely query does (no other query, nor another's transaction, can come between
  * them). So they read one snapshot (a bounty page and its count agree), and skip Kysely's cost per
- * statement (its connection lock, promises and result objects: an uncached bounty list's three
- * statements cost 260–310 µs through Kysely and 190–230 µs so, in a micro-benchmark). Reads only.
+ * statement (its connection lock, promises and result objects; docs/decisions.md has the figures).
+ * Reads only: a statement that may write (`RETURNING` ones included) is refused. Never call it while
+ * holding the connection (inside `writeTransaction` or `db.connection()`): it would wait for itself.
  */
 export function sqliteReads(
   sqlite: SqliteDatabase.Database,
@@ -44,23 +51,31 @@ export function sqliteReads(
   const commit = sqlite.prepare('commit');
   return (steps) =>
     db.connection().execute(async () => {
-      // Inside a transaction already (a caller's), its snapshot is the one to read.
-      const own = !sqlite.inTransaction;
-      if (own) begin.run();
+      // Holding the connection, no transaction of ours can be open: one is a transaction leaked on the raw handle.
+      if (sqlite.inTransaction) throw new Error('sqliteReads: a transaction was left open on the SQLite connection');
+      begin.run();
+      let failed = false;
       try {
         let step = steps.next();
         while (!step.done) {
           const statement = statementOf(step.value.sql);
-          if (!statement.reader) throw new Error(`sqliteReads runs reads only: ${step.value.sql}`);
+          if (!statement.reader || !statement.readonly) throw new Error(`sqliteReads runs reads only: ${step.value.sql}`);
           step = steps.next(statement.all(step.value.parameters as unknown[]));
         }
         availability.succeeded();
         return step.value;
       } catch (error) {
+        failed = true;
         availability.observe(error);
+        steps.return(undefined as never);
         throw error;
       } finally {
-        if (own && sqlite.inTransaction) commit.run();
+        try {
+          if (sqlite.inTransaction) commit.run();
+        } catch (error) {
+          // The read's own error is the one to report.
+          if (!failed) throw error;
+        }
       }
     });
 }

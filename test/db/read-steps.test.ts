@@ -115,6 +115,9 @@ describe('reads of several statements on SQLite', () => {
       })(),
     );
     await expect(writing).rejects.toThrow(/reads only/);
+    // A write that returns rows is a reader to better-sqlite3: refused all the same.
+    const returning = s.database.reads(rowsOf(query(s.database, sql`insert into numbers (n) values (8) returning n`)));
+    await expect(returning).rejects.toThrow(/reads only/);
     expect(await s.database.reads(countOf(s.database))).toBe(4);
   });
 });

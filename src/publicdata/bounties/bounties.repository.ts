@@ -119,8 +119,9 @@ function at<R>(query: CompiledQuery<R>, now: number): CompiledQuery<R> {
 export type PreparedBountyList = (now: number, baseUrl: string) => Promise<BountyPage>;
 
 /**
- * `reads` runs a list's statements (walk, page, count): on SQLite the database's runner reads them
- * in one snapshot (`Database.reads`).
+ * `reads` runs a list's statements (walk, page, count) and a detail's: the `Database.reads` of the
+ * database `db` belongs to (on SQLite, one snapshot per list). Not a transaction's `db`: the reads
+ * would run outside it.
  */
 export function bountiesRepository(db: Db, dialect: DialectName, reads: ReadRunner = kyselyReads(db)) {
   /** The ids a walk (a compiled `listQuery`) finds, in its order. */
@@ -153,7 +154,7 @@ export function bountiesRepository(db: Db, dialect: DialectName, reads: ReadRunn
     if (missing.length > 0) {
       for (const row of yield* rowsOf(db.selectFrom('bounties').selectAll().where('id', 'in', missing).compile())) found.set(row.id, { id: row.id, ...bountyBody(row) });
     }
-    // A bounty deleted between the walk and the lookup is left out, as if the walk had come after.
+    // A bounty deleted between the walk and the lookup (PostgreSQL: each statement its own snapshot) is left out, as if the walk had come after.
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
