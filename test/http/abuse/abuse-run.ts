@@ -156,7 +156,7 @@ export class AbuseRun {
   }
 
   /** Another app on the same database and data folder, as a second process would be: no cache of the first is warm in it. */
-  async freshApp(): Promise<{ send(request: AbuseRequest): Promise<unknown>; close(): Promise<void> }> {
+  async freshApp(): Promise<{ send(request: AbuseRequest): Promise<AbuseResponse>; close(): Promise<void> }> {
     const config = loadConfig({ STAMPGATE_ENV: 'development', API_KEY_CACHE_TTL_MS: '0', ...abuseEnv(), DATA_DIR: this.t.ctx.config.dataDir, DATABASE_URL: this.t.test.url });
     const ctx = await createAppContext(config, this.t.test.open(), { http: true });
     const app = await buildServer(ctx, { logger: false });
