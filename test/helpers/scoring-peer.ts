@@ -238,7 +238,6 @@ class PeerThread {
       this.#thread.postMessage({ id, cmd, ...args });
     });
   }
-
 }
 
 let peerThread: Promise<PeerThread> | null = null;

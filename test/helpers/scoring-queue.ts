@@ -299,6 +299,5 @@ export function scoringQueueHarness(kind: DatabaseKind) {
     if (errors.length > 0) throw errors[0];
   });
 
-
   return { setUp, current, openPeer, track, onCleanup };
 }
