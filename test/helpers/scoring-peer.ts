@@ -1,9 +1,10 @@
 /**
- * The second process of the scoring queue tests (test/scoring/scoring-*.test.ts), in a worker
- * thread: its own event loop, its own AppContext and connection(s) to the same database and data
- * directory. A thread, not a second context in the test's thread, because a better-sqlite3
- * connection waits for a lock synchronously (busy_timeout): in one thread a waiting connection
- * freezes the very event loop the lock holder needs to finish, which two real processes never do.
+ * The second process of the scoring queue tests (test/scoring/scoring-queue, scoring-workers and
+ * scoring-failures .test.ts), in a worker thread: its own event loop, its own AppContext and
+ * connection(s) to the same database and data directory. A thread, not a second context in the
+ * test's thread, because a better-sqlite3 connection waits for a lock synchronously
+ * (busy_timeout): in one thread a waiting connection freezes the very event loop the lock holder
+ * needs to finish, which two real processes never do.
  *
  * Loading the application into a thread takes seconds, so one thread serves a whole test file
  * (`usePeerThread()`); each test opens (and closes) its own context in it. The peer's worker is its
@@ -66,7 +67,7 @@ const errorText = (error) => String((error && (error.stack || error.message)) ||
     const ctx = await createAppContext(loadConfig(options.env), database);
     const state = { ctx, worker: ctx.worker, holding: Boolean(options.hold), waiting: [], lockReleased: Promise.resolve() };
     if (options.hold || options.instrument) {
-      // Built like the context's own worker, plus scoring windows and holding (see testWorker()).
+      // Built like the context's own worker, plus scoring windows and holding (see testWorker() in ./scoring-queue.ts).
       const deps = { stamps: stampsRepository(ctx.database.db), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts };
       const { config } = ctx;
       state.worker = new ScoringWorker(

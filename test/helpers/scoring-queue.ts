@@ -1,7 +1,8 @@
 /**
- * What the scoring queue tests (test/scoring/scoring-*.test.ts) share: real development-issuer
- * stamps, a recorder of workers' runs and scoring windows, instrumented workers, row reads, and the
- * per-test set-up with its clean-ups (workers and peers before the database).
+ * What the scoring queue tests (test/scoring/scoring-queue, scoring-workers and scoring-failures
+ * .test.ts) share: real development-issuer stamps, a recorder of workers' runs and scoring
+ * windows, instrumented workers, row reads, and the per-test set-up with its clean-ups (workers
+ * and peers before the database).
  */
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
@@ -245,10 +246,6 @@ export function testWorker(
   );
   return worker;
 }
-
-// ---------------------------------------------------------------------------
-
-// Loading the application into the peer thread takes a few seconds (far more on a machine busy
 
 /**
  * The per-test set-up of a `describe` block on `kind`: `setUp()` creates the test's app, and
