@@ -22,9 +22,25 @@ import { cachePrefix } from '../src/publicdata/cache.js';
 import { OPEN_STATUSES } from '../src/publicdata/import/import-records.js';
 import { importRepository } from '../src/publicdata/import/import.repository.js';
 import { decimalOrderKey } from '../src/publicdata/values.js';
+import type { LoadCase } from './load.js';
 
 /** The benchmark's list (see above): two filters and an order, open beginner bounties, most valuable first. */
 export const BOUNTIES_PATH = '/api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50';
+
+/** The bounties cases' requests, and the check of a sample of their bodies. */
+export function bountiesLoad(): Omit<LoadCase, 'url' | 'connections' | 'warmupSeconds' | 'seconds' | 'around'> {
+  return {
+    method: 'GET',
+    // What the Python client (requests), browsers and fetch send: a cached list is answered gzipped.
+    headers: { 'accept-encoding': 'gzip, deflate' },
+    path: () => BOUNTIES_PATH,
+    checkBody: (body) => {
+      const list = JSON.parse(body) as { experience_level?: string; is_open?: boolean }[];
+      if (!Array.isArray(list) || list.length === 0) return 'empty list';
+      return list.every((b) => b.is_open === true && b.experience_level?.toLowerCase() === 'beginner') ? null : 'filter not applied';
+    },
+  };
+}
 
 const DAY_MS = 86_400_000;
 const START = Date.UTC(2024, 0, 1);

@@ -18,7 +18,7 @@ export const profiles: { dir: string; window: string }[] = [];
 
 /** With `profileWindow`, the child runs under --cpu-prof and that measured window is summarised at the end. */
 export async function launchChild(spec: TargetSpec, label: string, profileWindow: string | null): Promise<RunningTarget> {
-  const execArgv = ['--import', 'tsx'];
+  const execArgv = ['--import', 'tsx', ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.BENCH_PROFILE_WINDOWS_FILE;
   if (profileWindow) {

@@ -24,6 +24,8 @@ export interface BenchSettings {
   profileCase: CaseName | null;
   /** Functions listed in the printed profile summary. */
   profileTop: number;
+  /** Offered load in requests per second (a diagnostic run: no verdicts), or null: flat out. */
+  rate: number | null;
 }
 
 export const usageText = `usage: npm run bench -- [options]
@@ -31,12 +33,16 @@ export const usageText = `usage: npm run bench -- [options]
   --case NAME        measure only this case (repeat or comma-separate for several):
                      ${caseNames.join(', ')}
                      (the ceiling is always measured: every ratio is to the ceiling of the same run;
-                     ceiling-large, bare Fastify sending a 100 KB body, only when asked for)
+                     ceiling-large, bare Fastify sending the 100 KB page gzipped, only when asked for)
   --database NAME    sqlite or postgres (repeat or comma-separate; default both)
   --profile          run the server child of the chosen case with --cpu-prof and print its
                      top self-time functions over the measured seconds (needs exactly one --case
                      besides the ceiling, or --case ceiling alone); also BENCH_PROFILE=1
   --top N            functions in the printed profile summary (20)
+  --rate N           offer N requests per second instead of as many as the server answers: the
+                     ceiling and the case then do the same number of requests, none flat out, so
+                     their CPU per request compares without either side's idle wake-ups; a
+                     diagnostic (BENCH_RATE): the targets are judged flat out, so no verdicts
   --seconds N        measured seconds per case (BENCH_SECONDS, 10)
   --help             this text
 
@@ -51,6 +57,7 @@ Environment (all optional; an option wins over its variable):
   BENCH_BOUNTIES         bounties seeded for the bounties cases (10000)
   BENCH_SERVER           child (default: the server in its own process) or inprocess (no CPU figures)
   BENCH_PROFILE          1 = --profile (BENCH_CPU_PROF=1, its former name, too)
+  BENCH_NODE_FLAGS       extra Node flags of the server child, space-separated (--perf-basic-prof for perf)
 Any other Stampgate setting (SUBMIT_WAIT_MS, …) is passed through to the server.`;
 
 export class UsageError extends Error {}
@@ -84,6 +91,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
   let profile = env.BENCH_PROFILE === '1' || env.BENCH_CPU_PROF === '1';
   let top: string | undefined;
   let seconds = env.BENCH_SECONDS;
+  let rate = env.BENCH_RATE;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -98,6 +106,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     else if (flag === '--profile') profile = true;
     else if (flag === '--top') top = value();
     else if (flag === '--seconds') seconds = value();
+    else if (flag === '--rate') rate = value();
     else throw new UsageError(`unknown option ${arg}`);
   }
 
@@ -122,5 +131,6 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     server: serverMode(env.BENCH_SERVER),
     profileCase,
     profileTop: intFrom('--top', top, 20, 1),
+    rate: rate === undefined || rate.trim() === '' ? null : intFrom('--rate', rate, 0, 1),
   };
 }

@@ -22,7 +22,7 @@ export interface CaseRecord {
 
 export const titles: Record<CaseName, string> = {
   ceiling: 'ceiling (bare Fastify)',
-  'ceiling-large': 'ceiling, 100 KB body (bare Fastify)',
+  'ceiling-large': 'ceiling, 100 KB gzipped (bare Fastify)',
   score: 'GET score (DONE)',
   submit: 'POST submit (20 stamps)',
   bounties: 'GET bounties (10k, 2 filters + order)',

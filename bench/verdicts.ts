@@ -50,13 +50,17 @@ function caveat(record: CaseRecord, ceiling: CaseRecord | undefined): string | n
   return notes.length > 0 ? `busy machine: ${notes.join(', ')}` : null;
 }
 
-export function judge(records: CaseRecord[], databases: DatabaseKind[], cases: CaseName[]): Verdict[] {
+export function judge(records: CaseRecord[], databases: DatabaseKind[], cases: CaseName[], offeredRate: number | null = null): Verdict[] {
   const ceiling = records.find((r) => r.case === 'ceiling');
   const verdicts: Verdict[] = [];
   const find = (name: CaseName, database: DatabaseKind) => records.find((r) => r.case === name && r.database === database);
   const add = (name: string, record: CaseRecord | undefined, pass: (r: CaseRecord) => boolean | null, measured: (r: CaseRecord) => string) => {
     if (!record) {
       verdicts.push({ name, verdict: 'SKIPPED', measured: 'case not run', caveat: null });
+      return;
+    }
+    if (offeredRate !== null) {
+      verdicts.push({ name, verdict: 'SKIPPED', measured: measured(record), caveat: `offered load fixed at ${offeredRate} req/s (--rate): the targets are judged flat out` });
       return;
     }
     const outcome = pass(record);
@@ -115,9 +119,9 @@ export function judge(records: CaseRecord[], databases: DatabaseKind[], cases: C
         },
         (r) => {
           const d = derive(r, ceiling);
-          // Against the bare Fastify route sending a body of the same size: what is left once the 100 KB write is counted out.
+          // Against the bare Fastify route sending the same bytes (the page gzipped): what is left once the write is counted out.
           const large = records.find((c) => c.case === 'ceiling-large');
-          const vsLarge = large ? `; ${fixed(derive(r, large).cpuVsCeiling, 2)}× the 100 KB ceiling's ${fixed(derive(large, undefined).cpuPerRequestUs, 0)} µs` : '';
+          const vsLarge = large ? `; ${fixed(derive(r, large).cpuVsCeiling, 2)}× the 100 KB gzipped ceiling's ${fixed(derive(large, undefined).cpuPerRequestUs, 0)} µs` : '';
           return `${fixed(d.cpuVsCeiling, 2)}× (${fixed(d.cpuPerRequestUs, 0)} µs per request); ${percent(d.ratioToCeiling)} of the ceiling req/s${vsLarge}`;
         },
       );

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { gzip } from 'node:zlib';
 
 /**
  * Response cache of the public data API. A document is a serialized JSON body
@@ -47,6 +48,34 @@ export interface PublicCacheStore {
   get(key: string): CachedDocument | undefined | Promise<CachedDocument | undefined>;
   set(key: string, document: CachedDocument, ttlSeconds: number): Promise<void>;
   invalidate(prefix: string): Promise<void>;
+  /** The document stored under `key` (if it still is) now holds `extraBytes` more: its gzip body. */
+  grew(key: string, document: CachedDocument, extraBytes: number): void;
+}
+
+/** A document's gzip body and its ETag (another representation of the same JSON, so another strong tag). */
+export interface GzipBody {
+  readonly bytes: Buffer;
+  readonly etag: string;
+}
+
+/**
+ * Below this a body fits in about one TCP segment: compressing it saves no packet and costs the
+ * client a decompression.
+ */
+export const GZIP_MIN_BYTES = 1400;
+/** A gzip body larger than this share of its JSON is not kept (the JSON is sent instead). */
+const GZIP_MAX_RATIO = 0.9;
+
+/** The ETag of a document's gzip body: the document's tag with `-gzip` before the closing quote. */
+export function gzipEtag(etag: string): string {
+  return `${etag.slice(0, -1)}-gzip"`;
+}
+
+/** A stored document's compression: how often it was asked for, and its gzip body once made (null: none will be). */
+interface GzipVariant {
+  readonly key: string;
+  asked: number;
+  body: GzipBody | null | undefined;
 }
 
 export function etagOf(body: string | Buffer): string {
@@ -130,10 +159,15 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
     const bytes = document.bytes.length + Buffer.byteLength(key) + ENTRY_OVERHEAD_BYTES;
     if (ttlSeconds <= 0 || bytes > this.maxBytes) return;
     this.insert(key, { document, expiresAt: this.clock() + ttlSeconds * 1000, bytes });
-    while (this.heldBytes > this.maxBytes) {
-      this.delete(this.entries.keys().next().value as string);
-      this.evicted += 1;
-    }
+    this.evictBeyondBound();
+  }
+
+  grew(key: string, document: CachedDocument, extraBytes: number): void {
+    const entry = this.entries.get(key);
+    if (entry?.document !== document) return;
+    entry.bytes += extraBytes;
+    this.heldBytes += extraBytes;
+    this.evictBeyondBound();
   }
 
   async invalidate(prefix: string): Promise<void> {
@@ -153,6 +187,13 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
   /** Entries dropped to stay within the bound since start (the `stampgate_public_cache_evictions_total` metric). */
   get evictions(): number {
     return this.evicted;
+  }
+
+  private evictBeyondBound(): void {
+    while (this.heldBytes > this.maxBytes) {
+      this.delete(this.entries.keys().next().value as string);
+      this.evicted += 1;
+    }
   }
 
   private insert(key: string, entry: { document: CachedDocument; expiresAt: number; bytes: number }): void {
@@ -177,6 +218,8 @@ export class MemoryPublicCacheStore implements PublicCacheStore {
  */
 export class PublicCache {
   private readonly inFlight = new Map<string, Promise<CachedDocument>>();
+  /** Stored documents large enough to compress; dropped with the document. */
+  private readonly gzipVariants = new WeakMap<CachedDocument, GzipVariant>();
   private generation = 0;
 
   constructor(
@@ -207,7 +250,10 @@ export class PublicCache {
     if (pending) return pending;
     const promise = (async () => {
       const document = toDocument(await build(), this.clock());
-      if (generation === this.generation) await this.store.set(key, document, this.ttlSeconds);
+      if (generation === this.generation) {
+        await this.store.set(key, document, this.ttlSeconds);
+        if (document.bytes.length >= GZIP_MIN_BYTES) this.gzipVariants.set(document, { key, asked: 0, body: undefined });
+      }
       return document;
     })();
     this.inFlight.set(key, promise);
@@ -216,6 +262,32 @@ export class PublicCache {
     } finally {
       if (this.inFlight.get(key) === promise) this.inFlight.delete(key);
     }
+  }
+
+  /**
+   * The gzip body of a stored document, for a client that accepts gzip; undefined while there is
+   * none (send the JSON). It is made once, on the document's second request, in the thread pool:
+   * a document asked for only once (a query string seen once, as a crawler's or an attacker's)
+   * never costs a compression, and no request waits for one.
+   */
+  gzipOf(document: CachedDocument): GzipBody | undefined {
+    const variant = this.gzipVariants.get(document);
+    if (variant === undefined || variant.body === null) return undefined;
+    if (variant.body !== undefined) return variant.body;
+    variant.asked += 1;
+    if (variant.asked === 2) this.compress(document, variant);
+    return undefined;
+  }
+
+  private compress(document: CachedDocument, variant: GzipVariant): void {
+    gzip(document.bytes, (error, bytes) => {
+      if (error || bytes.length > document.bytes.length * GZIP_MAX_RATIO) {
+        variant.body = null;
+        return;
+      }
+      variant.body = { bytes, etag: gzipEtag(document.etag) };
+      this.store.grew(variant.key, document, bytes.length);
+    });
   }
 
   /** Seconds a client may still reuse `document` (what is left of the server-side TTL). */

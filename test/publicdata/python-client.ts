@@ -11,6 +11,7 @@
  *   per_page and `offset` = (n - 1) × per_page; `all()` drops both;
  * - `get(pk)` requests the endpoint URL with the pk appended (no trailing slash;
  *   older releases join with `/`), with whatever parameters were set;
+ * - every request says `Accept-Encoding: gzip, deflate` (requests' default headers);
  * - parameters are form-encoded (`requests`: space → `+`, `,` → `%2C`); redirects
  *   are followed; `raise_for_status()` then `.json()`.
  */
@@ -34,6 +35,9 @@ function quotePlus(text: string): string {
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(/%20/g, '+');
 }
+
+/** The headers `requests` sends with every request (it decodes gzip and deflate answers, as fetch does). */
+export const REQUESTS_HEADERS = { 'user-agent': 'python-requests/2.32.3', 'accept-encoding': 'gzip, deflate', accept: '*/*' };
 
 export class HttpError extends Error {
   constructor(readonly status: number, readonly url: string) {
@@ -97,7 +101,7 @@ export class BountiesEndpoint {
 
   private async request(url: string): Promise<unknown> {
     const query = [...this.params].map(([name, values]) => `${quotePlus(name)}=${quotePlus(values.join(','))}`).join('&');
-    const response = await fetch(query ? `${url}?${query}` : url, { redirect: 'follow' });
+    const response = await fetch(query ? `${url}?${query}` : url, { redirect: 'follow', headers: REQUESTS_HEADERS });
     this.sent.push({ url: response.url, status: response.status, redirected: response.redirected, headers: response.headers });
     if (response.status >= 400) throw new HttpError(response.status, response.url);
     return response.json();
