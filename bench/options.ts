@@ -57,6 +57,7 @@ Environment (all optional; an option wins over its variable):
   BENCH_BOUNTIES         bounties seeded for the bounties cases (10000)
   BENCH_SERVER           child (default: the server in its own process) or inprocess (no CPU figures)
   BENCH_PROFILE          1 = --profile (BENCH_CPU_PROF=1, its former name, too)
+  BENCH_RATE             requests per second offered (--rate; unset: flat out)
   BENCH_NODE_FLAGS       extra Node flags of the server child, space-separated (--perf-basic-prof for perf)
 Any other Stampgate setting (SUBMIT_WAIT_MS, …) is passed through to the server.`;
 

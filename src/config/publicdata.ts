@@ -36,7 +36,7 @@ export const publicdataSettings: Settings<PublicDataConfig> = {
   publicCacheMaxBytes: {
     key: 'publicCacheMaxBytes',
     name: 'PUBLIC_CACHE_MAX_BYTES',
-    description: 'Most bytes the public data response cache holds per process (bodies and keys); the least recently used go first',
+    description: 'Most bytes the public data response cache holds per process (bodies, their gzip bodies and keys); the least recently used go first',
     defaultText: '67108864 (64 MB)',
     parse: integer('PUBLIC_CACHE_MAX_BYTES', 65_536, 68_719_476_736, 67_108_864),
   },

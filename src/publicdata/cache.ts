@@ -65,10 +65,21 @@ export interface GzipBody {
 export const GZIP_MIN_BYTES = 1400;
 /** A gzip body larger than this share of its JSON is not kept (the JSON is sent instead). */
 const GZIP_MAX_RATIO = 0.9;
+/** Compressions running at once: each holds about 256 KB of zlib state and a thread of the pool. */
+const GZIP_MAX_RUNNING = 2;
 
-/** The ETag of a document's gzip body: the document's tag with `-gzip` before the closing quote. */
+/**
+ * The ETag of a document's gzip body: the document's tag with `-gzip`, weak, since processes on
+ * other zlib versions may compress the same JSON to other bytes (a strong tag names exact bytes).
+ */
 export function gzipEtag(etag: string): string {
-  return `${etag.slice(0, -1)}-gzip"`;
+  return `W/${etag.slice(0, -1)}-gzip"`;
+}
+
+function ownCopy(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
 }
 
 /** A stored document's compression: how often it was asked for, and its gzip body once made (null: none will be). */
@@ -112,7 +123,7 @@ export function toDocument(value: unknown, builtAt: number): CachedDocument {
 }
 
 export interface MemoryStoreOptions {
-  /** Most bytes kept in total: UTF-8 body and key, plus a fixed allowance per entry. */
+  /** Most bytes kept in total: UTF-8 body, gzip body (once made) and key, plus a fixed allowance per entry. */
   maxBytes?: number;
   clock?: () => number;
 }
@@ -220,6 +231,7 @@ export class PublicCache {
   private readonly inFlight = new Map<string, Promise<CachedDocument>>();
   /** Stored documents large enough to compress; dropped with the document. */
   private readonly gzipVariants = new WeakMap<CachedDocument, GzipVariant>();
+  private gzipRunning = 0;
   private generation = 0;
 
   constructor(
@@ -275,16 +287,23 @@ export class PublicCache {
     if (variant === undefined || variant.body === null) return undefined;
     if (variant.body !== undefined) return variant.body;
     variant.asked += 1;
-    if (variant.asked === 2) this.compress(document, variant);
+    if (variant.asked !== 2) return undefined;
+    // At the limit, a later request of this document starts it.
+    if (this.gzipRunning >= GZIP_MAX_RUNNING) variant.asked -= 1;
+    else this.compress(document, variant);
     return undefined;
   }
 
   private compress(document: CachedDocument, variant: GzipVariant): void {
-    gzip(document.bytes, (error, bytes) => {
-      if (error || bytes.length > document.bytes.length * GZIP_MAX_RATIO) {
+    this.gzipRunning += 1;
+    gzip(document.bytes, (error, compressed) => {
+      this.gzipRunning -= 1;
+      if (error || compressed.length > document.bytes.length * GZIP_MAX_RATIO) {
         variant.body = null;
         return;
       }
+      // A small result shares an 8 KB slab of Node's buffer pool, which it would keep alive uncounted.
+      const bytes = compressed.length === compressed.buffer.byteLength ? compressed : ownCopy(compressed);
       variant.body = { bytes, etag: gzipEtag(document.etag) };
       this.store.grew(variant.key, document, bytes.length);
     });

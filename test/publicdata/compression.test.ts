@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CachedDocument, ENTRY_OVERHEAD_BYTES, GZIP_MIN_BYTES, gzipEtag, MemoryPublicCacheStore, PublicCache } from '../../src/publicdata/cache.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { bountyFixtures, fullFixture, importOk } from './fixtures.js';
+import { bountyFixtures, fullFixture, importOk, wallet } from './fixtures.js';
 import { BountiesEndpoint, REQUESTS_HEADERS } from './python-client.js';
 
 /** A document of `size` bytes of repeated JSON (compresses well), or of random bytes (does not). */
@@ -36,7 +36,7 @@ describe('gzip bodies of cached documents', () => {
     const gzip = await vi.waitFor(() => cache.gzipOf(served) ?? Promise.reject(new Error('not yet')));
     expect(gunzipSync(gzip.bytes).equals(served.bytes)).toBe(true);
     expect(gzip.bytes.length).toBeLessThan(served.bytes.length / 10);
-    expect(gzip.etag).toBe('"doc-json-20000-gzip"');
+    expect(gzip.etag).toBe('W/"doc-json-20000-gzip"');
     expect(store.bytes).toBe(before + gzip.bytes.length);
     // Made once: every later request gets the same buffer.
     expect(cache.gzipOf(served)).toBe(gzip);
@@ -51,8 +51,11 @@ describe('gzip bodies of cached documents', () => {
       expect(small.cache.gzipOf(small.served)).toBeUndefined();
       expect(random.cache.gzipOf(random.served)).toBeUndefined();
     }
-    // A compression, had one started, finishes in the thread pool within this wait.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A compression started after theirs: once it is done, theirs (had they started) would be too.
+    const control = await cached(documentOf(20_000, 'json', now));
+    control.cache.gzipOf(control.served);
+    control.cache.gzipOf(control.served);
+    await vi.waitFor(() => control.cache.gzipOf(control.served) ?? Promise.reject(new Error('not yet')));
     for (const { cache, served, store } of [once, small, random]) {
       expect(cache.gzipOf(served)).toBeUndefined();
       expect(store.bytes).toBe(served.bytes.length + 1 + ENTRY_OVERHEAD_BYTES);
@@ -79,6 +82,44 @@ describe('gzip bodies of cached documents', () => {
     expect(dropped.store.bytes).toBe(0);
   });
 
+  it('runs at most two compressions at once; a document refused then is compressed on a later request', async () => {
+    const store = new MemoryPublicCacheStore({ clock });
+    const cache = new PublicCache(store, 60, clock);
+    const served = await Promise.all(['a', 'b', 'c'].map((key, i) => cache.document(key, async () => documentOf(20_000 + i, 'json', now))));
+    for (const document of served) {
+      cache.gzipOf(document);
+      cache.gzipOf(document);
+    }
+    const [a, b, c] = served as [CachedDocument, CachedDocument, CachedDocument];
+    await vi.waitFor(() => (cache.gzipOf(a) && cache.gzipOf(b)) ?? Promise.reject(new Error('not yet')));
+    const twoBodies = store.bytes;
+    // c was asked for twice while two ran: no compression of it started; its next request starts one.
+    expect(cache.gzipOf(c)).toBeUndefined();
+    const gzip = await vi.waitFor(() => cache.gzipOf(c) ?? Promise.reject(new Error('not yet')));
+    expect(store.bytes).toBe(twoBodies + gzip.bytes.length);
+  });
+
+  it('keeps a small gzip body in a buffer of its own (not a slab of the shared pool)', async () => {
+    const { cache, served } = await cached(documentOf(2_000, 'json', now));
+    cache.gzipOf(served);
+    cache.gzipOf(served);
+    const gzip = await vi.waitFor(() => cache.gzipOf(served) ?? Promise.reject(new Error('not yet')));
+    expect(gzip.bytes.length).toBeLessThan(200);
+    expect(gzip.bytes.buffer.byteLength).toBe(gzip.bytes.length);
+  });
+
+  it('adds nothing to a key stored again while the old document was being compressed', async () => {
+    const store = new MemoryPublicCacheStore({ clock });
+    const cache = new PublicCache(store, 60, clock);
+    const old = await cache.document('k', async () => documentOf(20_000, 'json', now));
+    cache.gzipOf(old);
+    cache.gzipOf(old);
+    await cache.invalidate(['k']);
+    const fresh = await cache.document('k', async () => documentOf(30_000, 'json', now));
+    await vi.waitFor(() => cache.gzipOf(old) ?? Promise.reject(new Error('not yet')));
+    expect(store.bytes).toBe(fresh.bytes.length + 1 + ENTRY_OVERHEAD_BYTES);
+  });
+
   it('keeps no gzip body for a build that is not stored (PUBLIC_CACHE_TTL=0)', async () => {
     const cache = new PublicCache(new MemoryPublicCacheStore({ clock }), 0, clock);
     const served = await cache.document('k', async () => documentOf(20_000, 'json', now));
@@ -88,7 +129,7 @@ describe('gzip bodies of cached documents', () => {
   });
 
   it('names the gzip body with its own strong tag', () => {
-    expect(gzipEtag('"abc-1"')).toBe('"abc-1-gzip"');
+    expect(gzipEtag('"abc-1"')).toBe('W/"abc-1-gzip"');
   });
 });
 
@@ -152,7 +193,8 @@ describe.each(databaseKinds)('gzip answers of the public data API over a socket 
     expect(gzipped.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(gzipped.headers.etag).toBe(gzipEtag(first.headers.etag as string));
     expect(varyOf(gzipped)).toEqual(['Accept-Encoding', 'Origin']);
-    for (const name of ['x-total-count', 'link', 'cache-control']) expect(gzipped.headers[name], name).toBe(first.headers[name]);
+    for (const name of ['x-total-count', 'link']) expect(gzipped.headers[name], name).toBe(first.headers[name]);
+    expect(gzipped.headers['cache-control']).toMatch(/^public, max-age=(3600|3599)$/);
     // A client without Accept-Encoding (curl without --compressed) still gets the JSON as it is.
     const plain = await raw(origin, path);
     expect(plain.headers['content-encoding']).toBeUndefined();
@@ -160,19 +202,30 @@ describe.each(databaseKinds)('gzip answers of the public data API over a socket 
     expect(plain.headers.etag).toBe(first.headers.etag);
   });
 
-  it('answers If-None-Match with 304 for either body, naming the tag the client holds', async () => {
+  it('answers If-None-Match with 304 for the tag of a body the request may get, naming that tag', async () => {
     const path = '/api/v0.1/bounties/?order_by=-pk';
     const first = await raw(origin, path, REQUESTS_HEADERS);
     const gzipped = await untilGzipped(origin, path);
+    expect(gzipped.headers.etag).toMatch(/^W\/"[\w-]+-gzip"$/);
     for (const held of [first.headers.etag as string, gzipped.headers.etag as string]) {
       const again = await raw(origin, path, { ...REQUESTS_HEADERS, 'if-none-match': held });
       expect(again.status, held).toBe(304);
       expect(again.body.length).toBe(0);
       expect(again.headers.etag).toBe(held);
+      expect(again.headers['content-encoding']).toBeUndefined();
       expect(varyOf(again)).toEqual(['Accept-Encoding', 'Origin']);
-      // A client that no longer accepts gzip, holding the gzip body, still has the document.
-      expect((await raw(origin, path, { 'if-none-match': held })).status).toBe(304);
     }
+    // The JSON's tag is good for a client without gzip; the gzip body's is not: it gets the JSON.
+    expect((await raw(origin, path, { 'if-none-match': first.headers.etag as string })).status).toBe(304);
+    const plain = await raw(origin, path, { 'if-none-match': gzipped.headers.etag as string });
+    expect(plain.status).toBe(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.etag).toBe(first.headers.etag);
+    expect(plain.body.equals(first.body)).toBe(true);
+    // Both held: the 304 names the tag of the body this request would get.
+    const both = `${first.headers.etag as string}, ${gzipped.headers.etag as string}`;
+    expect((await raw(origin, path, { ...REQUESTS_HEADERS, 'if-none-match': both })).headers.etag).toBe(gzipped.headers.etag);
+    expect((await raw(origin, path, { 'if-none-match': both })).headers.etag).toBe(first.headers.etag);
     expect((await raw(origin, path, { ...REQUESTS_HEADERS, 'if-none-match': '"other-gzip"' })).status).toBe(200);
   });
 
@@ -181,7 +234,8 @@ describe.each(databaseKinds)('gzip answers of the public data API over a socket 
     const first = await raw(origin, path, REQUESTS_HEADERS);
     expect(first.body.length).toBeGreaterThanOrEqual(GZIP_MIN_BYTES);
     await untilGzipped(origin, path);
-    for (const acceptEncoding of ['gzip;q=0', 'identity', 'br', 'deflate', 'gzip;q=0, identity;q=0.5', 'gzip;q=x, br, *;q=0']) {
+    const refusing = ['gzip;q=0', 'identity', 'br', 'deflate', 'gzip;q=0, identity;q=0.5', 'gzip;q=x, br, *;q=0', 'gzip;q=0, *', '*, gzip;q=0', '*;q=0.5, gzip; q=0.000', 'GZIP;Q=0, *'];
+    for (const acceptEncoding of refusing) {
       const res = await raw(origin, path, { 'accept-encoding': acceptEncoding });
       expect(res.headers['content-encoding'], acceptEncoding).toBeUndefined();
       expect(res.body.equals(first.body), acceptEncoding).toBe(true);
@@ -191,10 +245,12 @@ describe.each(databaseKinds)('gzip answers of the public data API over a socket 
       expect(res.headers['content-encoding'], acceptEncoding).toBe('gzip');
       expect(gunzipSync(res.body).equals(first.body), acceptEncoding).toBe(true);
     }
+    const gzipped = await raw(origin, path, REQUESTS_HEADERS);
     const head = await raw(origin, path, REQUESTS_HEADERS, 'HEAD');
     expect(head.status).toBe(200);
     expect(head.headers['content-encoding']).toBe('gzip');
-    expect(head.body.length).toBe(0);
+    expect(Number(head.headers['content-length'])).toBe(gzipped.body.length);
+    expect(head.headers.etag).toBe(gzipped.headers.etag);
   });
 
   it('keeps the Vary of CORS (Origin) beside Accept-Encoding', async () => {
@@ -207,10 +263,16 @@ describe.each(databaseKinds)('gzip answers of the public data API over a socket 
   it('never compresses an export for an authenticated team member (private), and keeps its Vary: Cookie', async () => {
     const alice = await t.ctx.database.db.selectFrom('profiles').select('id').where('handle_key', '=', 'alice').executeTakeFirstOrThrow();
     const { _key, _secret } = await t.ctx.publicData.exportAuth.rotateCredentials(alice.id);
+    // Enough contributors that the export is large enough to compress, were it public.
+    const contributions = Array.from({ length: 40 }, (_, i) => ({
+      id: 100 + i, grant: 1, round: 1, address: wallet(100 + i), amount: '1', token: 'DAI', created_on: '2026-01-03T00:00:00Z',
+    }));
+    await importOk(t.ctx, { contributions });
     const path = `/grants/v1/api/export_addresses/grant1.json?_key=${_key}&_secret=${_secret}`;
     for (let i = 0; i < 5; i++) {
       const res = await raw(origin, path, { ...REQUESTS_HEADERS, origin: 'https://app.example' });
       expect(res.status).toBe(200);
+      expect(res.body.length).toBeGreaterThanOrEqual(GZIP_MIN_BYTES);
       expect(res.headers['content-encoding']).toBeUndefined();
       expect(res.headers['cache-control']).toBe('private, no-store');
       expect(varyOf(res)).toEqual(['Cookie', 'Origin']);

@@ -4,10 +4,14 @@ import type { AppContext } from '../../app-context.js';
 import { type CachedDocument, gzipEtag } from '../cache.js';
 
 const ENCODINGS = ['gzip', 'identity'];
+/** `gzip;q=0` among the codings: the negotiator lets a `*` beside it win, where the explicit refusal must. */
+const GZIP_REFUSED = /(?:^|,)\s*gzip\s*;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:,|$)/;
 
-/** Whether `Accept-Encoding` prefers gzip to the JSON as it is (q-values, `*` and `gzip;q=0` honoured; codings are case-insensitive). */
+/** Whether `Accept-Encoding` prefers gzip to the JSON as it is (q-values, `*`, `gzip;q=0`; codings are case-insensitive). */
 function acceptsGzip(header: string | undefined): boolean {
-  return header !== undefined && negotiate(header.toLowerCase(), ENCODINGS) === 'gzip';
+  if (header === undefined) return false;
+  const codings = header.toLowerCase();
+  return negotiate(codings, ENCODINGS) === 'gzip' && !GZIP_REFUSED.test(codings);
 }
 
 /** Whether an `If-None-Match` header names this ETag (weak comparison, `*` matches). */
@@ -23,7 +27,13 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
 /** Adds a field to `Vary`, keeping what is there (CORS's `Origin`). */
 function addVary(reply: FastifyReply, field: string): void {
   const current = reply.getHeader('vary');
-  reply.header('vary', current === undefined ? field : `${String(current)}, ${field}`);
+  if (current === undefined) {
+    reply.header('vary', field);
+    return;
+  }
+  const fields = String(current);
+  const wanted = field.toLowerCase();
+  if (!fields.split(',').some((name) => name.trim().toLowerCase() === wanted)) reply.header('vary', `${fields}, ${field}`);
 }
 
 /**
@@ -31,8 +41,10 @@ function addVary(reply: FastifyReply, field: string): void {
  * has it. Anonymous documents are `public` for what is left of the server-side
  * TTL (so no copy outlives PUBLIC_CACHE_TTL), and gzip-compressed for clients
  * that accept it once the cache holds a gzip body (`Vary: Accept-Encoding`, and
- * the gzip body's own ETag; either tag gets a 304). Documents for an
- * authenticated caller are `private, no-store` and never compressed.
+ * the gzip body's own ETag). If-None-Match gets a 304 for the tag of a body
+ * this request may get: the JSON's always, the gzip body's when it accepts
+ * gzip. Documents for an authenticated caller are `private, no-store` and
+ * never compressed.
  */
 export function sendDocument(
   ctx: AppContext,
@@ -50,10 +62,13 @@ export function sendDocument(
   }
   reply.header('cache-control', `public, max-age=${ctx.publicData.cache.remainingSeconds(document)}`);
   addVary(reply, 'Accept-Encoding');
-  const gzipBody = acceptsGzip(request.headers['accept-encoding']) ? ctx.publicData.cache.gzipOf(document) : undefined;
+  const wantsGzip = acceptsGzip(request.headers['accept-encoding']);
+  const gzipBody = wantsGzip ? ctx.publicData.cache.gzipOf(document) : undefined;
   if (ifNoneMatch !== undefined) {
-    // A client holding either body holds this document: the 304 names the tag it sent.
-    const held = etagMatches(ifNoneMatch, document.etag) ? document.etag : etagMatches(ifNoneMatch, gzipEtag(document.etag)) ? gzipEtag(document.etag) : undefined;
+    // The JSON as it is is acceptable to every client; the gzip body only to one that accepts
+    // gzip (a shared cache picks the stored answer to serve by the tag of the 304).
+    const gzipTag = gzipBody?.etag ?? gzipEtag(document.etag);
+    const held = wantsGzip && etagMatches(ifNoneMatch, gzipTag) ? gzipTag : etagMatches(ifNoneMatch, document.etag) ? document.etag : undefined;
     if (held !== undefined) return reply.header('etag', held).code(304).send();
   }
   reply.type('application/json; charset=utf-8');
