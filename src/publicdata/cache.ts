@@ -52,7 +52,7 @@ export interface PublicCacheStore {
   grew(key: string, document: CachedDocument, extraBytes: number): void;
 }
 
-/** A document's gzip body and its ETag (another representation of the same JSON, so another strong tag). */
+/** A document's gzip body and its ETag (another representation of the same JSON, so another tag). */
 export interface GzipBody {
   readonly bytes: Buffer;
   readonly etag: string;

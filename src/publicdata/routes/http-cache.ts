@@ -66,9 +66,17 @@ export function sendDocument(
   const gzipBody = wantsGzip ? ctx.publicData.cache.gzipOf(document) : undefined;
   if (ifNoneMatch !== undefined) {
     // The JSON as it is is acceptable to every client; the gzip body only to one that accepts
-    // gzip (a shared cache picks the stored answer to serve by the tag of the 304).
+    // gzip (a shared cache picks the stored answer to serve by the tag of the 304). The tag of
+    // the body this request would get comes first (`*` or both tags held).
+    const sendTag = gzipBody?.etag ?? document.etag;
     const gzipTag = gzipBody?.etag ?? gzipEtag(document.etag);
-    const held = wantsGzip && etagMatches(ifNoneMatch, gzipTag) ? gzipTag : etagMatches(ifNoneMatch, document.etag) ? document.etag : undefined;
+    const held = etagMatches(ifNoneMatch, sendTag)
+      ? sendTag
+      : wantsGzip && etagMatches(ifNoneMatch, gzipTag)
+        ? gzipTag
+        : etagMatches(ifNoneMatch, document.etag)
+          ? document.etag
+          : undefined;
     if (held !== undefined) return reply.header('etag', held).code(304).send();
   }
   reply.type('application/json; charset=utf-8');
