@@ -27,6 +27,8 @@ declare module 'autocannon' {
       amount?: number;
       pipelining?: number;
       timeout?: number;
+      /** Requests per second over all connections (a fixed offered load). */
+      overallRate?: number;
       method?: string;
       headers?: Record<string, string>;
       body?: string | Buffer;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from './app-context.js';
+import { RequestMetrics } from './http/request-metrics.js';
 import { MemoryPublicCacheStore } from './publicdata/cache.js';
 import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
 import type { JobSettled } from './scoring/jobs/scoring-worker.js';
@@ -13,18 +14,13 @@ export function createMetrics(ctx: AppContext) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'stampgate_process_' });
 
-  const requests = new Counter({
-    name: 'stampgate_http_requests_total',
-    help: 'HTTP requests by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'stampgate_http_request_duration_seconds',
-    help: 'HTTP request latency by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
+  const requestMetrics = new RequestMetrics(registry, {
+    requests: { name: 'stampgate_http_requests_total', help: 'HTTP requests by route, method and status.' },
+    latency: {
+      name: 'stampgate_http_request_duration_seconds',
+      help: 'HTTP request latency by route, method and status.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    },
   });
   const rateLimited = new Counter({
     name: 'stampgate_rate_limit_rejections_total',
@@ -145,21 +141,9 @@ export function createMetrics(ctx: AppContext) {
     },
     /** Counts the requests of `app`. */
     instrument(app: FastifyInstance) {
-      // The series of each (method, status, route), looked up by one string: prom-client would
-      // otherwise sort and hash the label object twice on every request.
-      const series = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof latency.labels> }>();
       app.addHook('onResponse', (request, reply, done) => {
         // Unknown URLs share one label so that scanners cannot blow up the series count.
-        const route = request.routeOptions.url ?? 'unmatched';
-        const id = `${request.method} ${reply.statusCode} ${route}`;
-        let found = series.get(id);
-        if (!found) {
-          const labels = { route, method: request.method, status: String(reply.statusCode) };
-          found = { count: requests.labels(labels), time: latency.labels(labels) };
-          series.set(id, found);
-        }
-        found.count.inc();
-        found.time.observe(reply.elapsedTime / 1000);
+        requestMetrics.record(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
         done();
       });
     },

@@ -73,11 +73,6 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app, ctx.config.bodyMaxDepth);
 
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
-    done(null, payload);
-  });
-
   registerErrorHandling(app, { retryAfterSeconds: ctx.config.retryAfterSeconds, availability: ctx.database.availability });
   registerLifecycle(app, options.lifecycle ?? new ServiceLifecycle(), ctx.config.retryAfterSeconds);
   if (ctx.config.corsOrigins.length > 0) {

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './app-context.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
-import { registerLifecycle, type ServiceLifecycle } from './http/lifecycle.js';
+import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
 import { createMetrics } from './metrics.js';
 
 /**
@@ -13,10 +13,8 @@ import { createMetrics } from './metrics.js';
 export async function buildWorkerServer(ctx: AppContext, lifecycle?: ServiceLifecycle): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, return503OnClosing: false });
   registerErrorHandling(app, { retryAfterSeconds: ctx.config.retryAfterSeconds, availability: ctx.database.availability });
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-  if (lifecycle) registerLifecycle(app, lifecycle, ctx.config.retryAfterSeconds);
+  // Also names each answer's request id.
+  registerLifecycle(app, lifecycle ?? new ServiceLifecycle(), ctx.config.retryAfterSeconds);
   if (ctx.config.metricsEnabled) createMetrics(ctx).register(app);
   registerHealthRoutes(app, ctx.database, lifecycle);
   await app.ready();

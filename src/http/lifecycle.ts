@@ -25,9 +25,11 @@ export function registerLifecycle(app: FastifyInstance, lifecycle: ServiceLifecy
     if (lifecycle.state === 'starting' && !request.url.startsWith('/health/')) return done(databaseUnavailableError(retryAfterSeconds));
     done();
   });
-  // A request that was running when the drain began is answered normally, but its connection is
-  // not kept open for another.
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // Every answer names its request (the caller's X-Request-Id or ours). One that was running when
+  // the drain began is answered normally, but its connection is not kept open for another. One
+  // hook for both: each hook a request passes through costs every request.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
     if (lifecycle.state === 'draining') reply.header('connection', 'close');
     done(null, payload);
   });

@@ -123,7 +123,7 @@ return {current, ttl, 1}
 export const REDIS_PROBE_INTERVAL_MS = 1000;
 
 /**
- * A rate-limit store for @fastify/rate-limit that keeps budgets in Redis, so
+ * The rate-limit store (src/http/rate-limit.ts) that keeps budgets in Redis, so
  * every API process spends the same budget, and falls back to per-process
  * counting while Redis is unreachable (one warning per outage for the whole process, see
  * RedisWatch), returning to Redis by itself once it answers again.
@@ -196,23 +196,28 @@ export function resilientRateLimitStore(
         callback(null, incrLocal(key, windowMs));
         return;
       }
+      // The count first, the callback after: the callback runs the rest of the request, and
+      // nothing it does may count as a Redis failure or call it twice.
       redis
         .eval(incrScript, 1, `${prefix}${key}`, windowMs)
-        .then((reply) => {
-          const [current, ttl] = reply as [number, number];
-          failuresInARow = 0;
-          watch?.back();
-          callback(null, { current, ttl });
-        })
-        .catch((error: Error) => {
-          commandFailed(error);
-          callback(null, incrLocal(key, windowMs));
-        });
+        .then(
+          (reply) => {
+            const [current, ttl] = reply as [number, number];
+            failuresInARow = 0;
+            watch?.back();
+            return { current, ttl };
+          },
+          (error: Error) => {
+            commandFailed(error);
+            return incrLocal(key, windowMs);
+          },
+        )
+        .then((counted) => callback(null, counted));
     }
 
     /**
      * Spends `units` more of the key's budget when they all fit within `max`, for a request that
-     * costs more than the one unit the plugin counted (the synchronous batch: one per address).
+     * costs more than the one unit its hook counted (the synchronous batch: one per address).
      */
     async incrWithin(key: string, units: number, max: number, windowMs: number): Promise<{ current: number; ttl: number; added: boolean }> {
       if (!redis || lost) {
@@ -228,10 +233,6 @@ export function resilientRateLimitStore(
         commandFailed(error as Error);
         return local.incrWithin(key, units, max, windowMs);
       }
-    }
-
-    child(): ResilientStore {
-      return this;
     }
   };
 }

@@ -1,5 +1,4 @@
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../db/redis.js';
 import { AppError } from '../errors.js';
@@ -29,34 +28,82 @@ export interface RateBudget {
   spend(request: FastifyRequest, units: number): Promise<void>;
 }
 
-/** One budget across every route of the scope it is registered in. */
+/**
+ * One budget across every route of the scope it is registered in (those added after it), with
+ * the IETF draft's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` on every answer
+ * and `Retry-After` on a 429. A callback hook on each route, as @fastify/rate-limit attaches its
+ * own, in place of that plugin, whose async hook awaited four times per request (docs/decisions.md,
+ * "Rate limit, request metrics and API-key digest off the per-request path").
+ */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RateBudget> {
   const max = options.max;
-  const Store = resilientRateLimitStore(options.redis, options.redisWatch);
-  // Instances of one store class share its counters (and Redis): this one is the plugin's twin.
-  const extra = new Store();
-  await app.register(rateLimit, {
-    global: true,
-    hook: options.hook,
-    timeWindow: options.windowMs,
-    enableDraftSpec: true,
-    keyGenerator: options.key,
-    max: typeof max === 'number' ? max : (request: FastifyRequest) => max(request),
-    store: Store as never,
-    onExceeded: (request: FastifyRequest) => options.onRejected?.(request),
-    errorResponseBuilder: (_request, context) => new AppError('rate_limited', options.message(context.max, context.after)),
+  const limitOf = typeof max === 'number' ? () => max : max;
+  const store = new (resilientRateLimitStore(options.redis, options.redisWatch))();
+
+  const count = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    let limit: number;
+    let key: string;
+    try {
+      limit = limitOf(request);
+      key = options.key(request);
+    } catch (failure) {
+      return done(failure as Error);
+    }
+    store.incr(
+      key,
+      (error, counted) => {
+        // Uncounted is refused, never let through (the store itself falls back rather than fail).
+        if (error || !counted) return done(error ?? new Error('the rate-limit store counted nothing'));
+        let refusal: Error | undefined;
+        try {
+          const seconds = Math.max(1, Math.ceil(counted.ttl / 1000));
+          reply.header('ratelimit-limit', limit);
+          if (counted.current <= limit) {
+            reply.header('ratelimit-remaining', limit - counted.current);
+            reply.header('ratelimit-reset', seconds);
+          } else {
+            options.onRejected?.(request);
+            reply.header('ratelimit-remaining', 0);
+            reply.header('ratelimit-reset', seconds);
+            reply.header('retry-after', seconds);
+            refusal = new AppError('rate_limited', options.message(limit, durationText(seconds)));
+          }
+        } catch (failure) {
+          refusal = failure as Error;
+        }
+        done(refusal);
+      },
+      options.windowMs,
+    );
+  };
+  const onRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => count(request, reply, done);
+  const preParsing = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) =>
+    count(request, reply, (error) => done(error ?? null, payload));
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const hook = options.hook === 'onRequest' ? onRequest : preParsing;
+    const existing = route[options.hook] as unknown;
+    // After every hook of that phase the route inherits from its scopes (app-wide hooks run first).
+    route[options.hook] = (existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook]) as never;
   });
+
   return {
     async spend(request, units) {
       if (units <= 0) return;
-      const limit = typeof max === 'number' ? max : max(request);
-      const charged = await extra.incrWithin(options.key(request), units, limit, options.windowMs);
+      const limit = limitOf(request);
+      const charged = await store.incrWithin(options.key(request), units, limit, options.windowMs);
       if (charged.added) return;
       options.onRejected?.(request);
       const seconds = Math.max(1, Math.ceil(charged.ttl / 1000));
-      throw new AppError('rate_limited', options.message(limit, `${seconds} seconds`), { 'retry-after': String(seconds) });
+      throw new AppError('rate_limited', options.message(limit, durationText(seconds)), { 'retry-after': String(seconds) });
     },
   };
+}
+
+/** "45 seconds", "1 minute", "15 minutes", "2 hours": the wait in a 429's detail. */
+export function durationText(seconds: number): string {
+  const [amount, unit] =
+    seconds < 60 ? [seconds, 'second'] : seconds < 3600 ? [Math.round(seconds / 60), 'minute'] : seconds < 86_400 ? [Math.round(seconds / 3600), 'hour'] : [Math.round(seconds / 86_400), 'day'];
+  return `${amount} ${unit}${amount === 1 ? '' : 's'}`;
 }
 
 export interface IpRateLimitSettings {

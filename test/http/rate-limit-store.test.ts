@@ -67,9 +67,9 @@ describe('WindowCounters (the per-process rate-limit store)', () => {
     }
   });
 
-  it('answers through the @fastify/rate-limit store interface without Redis', async () => {
+  it('counts per key through the store interface without Redis', async () => {
     const Store = resilientRateLimitStore(null, null);
-    const store = new Store().child();
+    const store = new Store();
     const incr = (key: string) =>
       new Promise<{ current: number; ttl: number }>((resolve, reject) =>
         store.incr(key, (error, result) => (error || !result ? reject(error) : resolve(result)), 60_000),

