@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from './app-context.js';
 import { RequestMetrics } from './http/request-metrics.js';
+import { observeResponses } from './http/response-observers.js';
 import { MemoryPublicCacheStore } from './publicdata/cache.js';
 import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
 import type { JobSettled } from './scoring/jobs/scoring-worker.js';
@@ -136,16 +137,13 @@ export function createMetrics(ctx: AppContext) {
     },
     /** Both halves on one server (a worker's monitoring listener, or a development API server). */
     register(app: FastifyInstance) {
-      this.instrument(app);
+      observeResponses(app, [this.observeResponse]);
       this.serve(app);
     },
-    /** Counts the requests of `app`. */
-    instrument(app: FastifyInstance) {
-      app.addHook('onResponse', (request, reply, done) => {
-        // Unknown URLs share one label so that scanners cannot blow up the series count.
-        requestMetrics.record(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
-        done();
-      });
+    /** Counts an answered request (for `observeResponses`). */
+    observeResponse(request: FastifyRequest, reply: FastifyReply) {
+      // Unknown URLs share one label so that scanners cannot blow up the series count.
+      requestMetrics.record(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     },
     /** Serves `/metrics` on `app`. */
     serve(app: FastifyInstance) {

@@ -21,7 +21,9 @@ import { iconRoutes } from './scoring/stamps/routes/icons.js';
 import { loadIconFiles } from './scoring/stamps/icons.js';
 import { walletRoutes } from './scoring/wallet/routes/wallet.js';
 import { packageVersion } from './version.js';
-import { portalRoutes, registerPortalHooks } from './portal/portal-routes.js';
+import { portalRoutes } from './portal/portal-routes.js';
+import { keyUsageObserver } from './portal/session-auth.js';
+import { observeResponses, type ResponseObserver } from './http/response-observers.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -86,8 +88,12 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   }
   await registerOpenApi(app, packageVersion);
   const metrics = ctx.config.metricsEnabled ? createMetrics(ctx) : null;
+  // One onResponse hook for both: request metrics, then every API key's requests counted per day.
+  const observers: ResponseObserver[] = [];
+  if (metrics) observers.push(metrics.observeResponse);
+  if (ctx.config.scoringApiEnabled) observers.push(keyUsageObserver(ctx.portal.usage));
+  observeResponses(app, observers);
   if (metrics) {
-    metrics.instrument(app);
     if (ctx.config.metricsPublic) metrics.serve(app);
     if (ctx.config.metricsPort !== null) {
       const listener = Fastify({ logger: false, ...serverTimeouts(ctx.config) });
@@ -101,7 +107,6 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle);
   if (ctx.config.scoringApiEnabled) {
-    registerPortalHooks(app, ctx);
     await portalRoutes(app, ctx, metrics);
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
     await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));

@@ -4,16 +4,6 @@ import type { Metrics } from '../metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { portalPageRoutes } from './routes/portal-page.js';
 import { portalSessionRoutes } from './routes/session.js';
-import { registerPortalSessionAuth, registerUsageCounting } from './session-auth.js';
-
-/**
- * Root-level hooks, registered before every route scope: a portal session cookie authenticates
- * API requests like a key of its account, and every key's requests are counted per day.
- */
-export function registerPortalHooks(app: FastifyInstance, ctx: AppContext): void {
-  registerPortalSessionAuth(app, ctx.config, ctx.portal.sessions);
-  registerUsageCounting(app, ctx.portal.usage);
-}
 
 /** The portal's page, its sign-in and the account routes, each in its own scope. */
 export async function portalRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {

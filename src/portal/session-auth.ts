@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors.js';
+import type { ResponseObserver } from '../http/response-observers.js';
+import { presentsApiKey } from '../scoring/accounts/api-key-auth.js';
 import type { Caller } from '../scoring/accounts/api-keys.service.js';
 import { permissionNames } from '../scoring/accounts/permissions.js';
 import { isCsrfTokenOf, type PortalSession, type PortalSessionService } from './portal-sessions.service.js';
@@ -62,8 +64,12 @@ function sessionCaller(session: PortalSession): Caller {
  * cookie only when it carries the session's CSRF token in `X-CSRF-Token` and the browser's
  * `Origin` is this service's own; without the header the cookie is ignored (the request is
  * anonymous), with a wrong one it is refused (403 `csrf_rejected`).
+ *
+ * An `onRequest` callback hook for the scopes whose routes accept a session (the account's
+ * session routes alone; the API-key routes through `apiKeyAuthentication`, in the same hook as
+ * the key): requests without a session cookie pass without a promise or a query.
  */
-export function registerPortalSessionAuth(app: FastifyInstance, config: Config, sessions: PortalSessionService): void {
+export function portalSessionAuthentication(config: Config, sessions: PortalSessionService) {
   const resolve = async (request: FastifyRequest, token: string, unsafe: boolean, presented: string | string[] | undefined) => {
     const session = await sessions.resolve(token);
     if (!session) return;
@@ -80,25 +86,21 @@ export function registerPortalSessionAuth(app: FastifyInstance, config: Config, 
     request.portalToken = token;
     request.caller = sessionCaller(session);
   };
-  // A callback hook: the requests without a session cookie (every API-key request) pass without a promise.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) return done();
-    // The page's own files need no session (nor the database).
-    if (request.url.startsWith('/portal')) return done();
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    if (presentsApiKey(request)) return done();
     const token = readCookie(request.headers.cookie, PORTAL_COOKIE);
     if (token === undefined) return done();
     const unsafe = !safeMethods.has(request.method);
     const presented = request.headers[CSRF_HEADER];
     if (unsafe && presented === undefined) return done();
     resolve(request, token, unsafe, presented).then(() => done(), done);
-  });
+  };
 }
 
-/** Counts every request an API key made (including its 429s) once it is answered. */
-export function registerUsageCounting(app: FastifyInstance, usage: UsageCounter): void {
-  app.addHook('onResponse', (request, reply, done) => {
+/** Counts every request an API key made (including its 429s) once it is answered (for `observeResponses`). */
+export function keyUsageObserver(usage: UsageCounter): ResponseObserver {
+  return (request, reply) => {
     const caller = request.caller;
     if (caller && caller.keyId > 0) usage.record(caller.keyId, reply.statusCode === 429);
-    done();
-  });
+  };
 }

@@ -13,10 +13,11 @@ import { v2StampsRoutes } from './stamps/routes/v2-stamps.js';
 import { webhookRoutes } from '../webhooks/routes/webhooks.js';
 import { eventFeedRoutes } from '../webhooks/routes/events.js';
 import { batchRoutes } from './batches/routes/batches.js';
+import { portalSessionAuthentication } from '../portal/session-auth.js';
 
-/** The scoring service: every route here needs an API key and spends its rate budget. */
+/** The scoring service: every route here needs an API key (or a portal session) and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
-  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
+  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys, portalSessionAuthentication(ctx.config, ctx.portal.sessions)));
   const keyBudget = await registerKeyRateLimit(app, {
     windowMs: ctx.config.rateLimitWindowMs,
     tier4: ctx.config.rateLimitTier4,

@@ -173,6 +173,28 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       const quota = await t.ctx.database.db.selectFrom('batch_usage').select(['key_id', 'addresses']).execute();
       expect(quota.map((row) => [Number(row.key_id), Number(row.addresses)])).toEqual([[-login.accountId, 2]]);
     });
+
+    it('lets a key header win over the session cookie, on the API routes and on the session routes', async () => {
+      const login = await portalSignIn(t.app, alice);
+      const scorer = (await call(login, 'POST', '/v2/account/scorers', { name: 'S' })).json();
+      expect((await call(login, 'POST', '/registry/submit-passport', { address: bob.address, scorer_id: scorer.id })).statusCode).toBe(200);
+      const url = `/registry/score/${scorer.id}/${bob.address}`;
+      expect((await t.app.inject({ method: 'GET', url, headers: { cookie: login.cookie } })).statusCode).toBe(200);
+      // A bad key, or an Authorization header that is not a bearer key, is refused even beside a live session.
+      for (const header of [{ 'x-api-key': 'not-a-key' }, { authorization: 'Basic YWxpY2U6c2VjcmV0' }]) {
+        const refused = await t.app.inject({ method: 'GET', url, headers: { cookie: login.cookie, ...header } });
+        expect(refused.statusCode, JSON.stringify(header)).toBe(401);
+      }
+      // Another account's key reads as that account: the session's scorer is not its own.
+      const seeded = await seedAccount(t.ctx);
+      const asKey = await t.app.inject({ method: 'GET', url, headers: { cookie: login.cookie, 'x-api-key': seeded.key } });
+      expect(asKey.statusCode).toBe(404);
+      expect(asKey.headers['ratelimit-limit']).not.toBe('350');
+      // The session routes read the cookie on their own, under the same rule.
+      expect((await t.app.inject({ method: 'GET', url: '/v2/account/session', headers: { cookie: login.cookie } })).statusCode).toBe(200);
+      const withKey = await t.app.inject({ method: 'GET', url: '/v2/account/session', headers: { cookie: login.cookie, 'x-api-key': seeded.key } });
+      expect(withKey.json().code).toBe('invalid_session');
+    });
   });
 
   describe('usage', () => {

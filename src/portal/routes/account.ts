@@ -7,6 +7,7 @@ import { apiKeyAuthentication, requirePermission } from '../../scoring/accounts/
 import type { Account, Scorer } from '../../scoring/accounts/accounts.service.js';
 import type { ApiKey } from '../../scoring/accounts/api-keys.service.js';
 import { registerKeyRateLimit } from '../../scoring/accounts/key-rate-limit.js';
+import { portalSessionAuthentication } from '../session-auth.js';
 import { scorerTypeNames, scorerTypeOf } from '../../scoring/scorers/registry.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import {
@@ -56,7 +57,7 @@ const manager = (request: FastifyRequest) => requirePermission(request, 'create_
 export async function accountRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
   const app = typed(instance);
   const service = ctx.portal.account;
-  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys));
+  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys, portalSessionAuthentication(ctx.config, ctx.portal.sessions)));
   await registerKeyRateLimit(app, {
     windowMs: ctx.config.rateLimitWindowMs,
     tier4: ctx.config.rateLimitTier4,

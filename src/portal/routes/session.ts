@@ -9,7 +9,7 @@ import type { Metrics } from '../../metrics.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
 import type { PortalSession } from '../portal-sessions.service.js';
-import { sessionCookie } from '../session-auth.js';
+import { portalSessionAuthentication, sessionCookie } from '../session-auth.js';
 import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';
 
 /** Sign-in attempts and session reads per minute from one client address. */
@@ -32,6 +32,7 @@ export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppCon
   const app = typed(instance);
   const sessions = ctx.portal.sessions;
   const siteOf = (request: FastifyRequest) => siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
+  app.addHook('onRequest', portalSessionAuthentication(ctx.config, sessions));
   await registerIpRateLimit(app, {
     name: 'portal',
     max: PORTAL_SIGN_IN_IP_BUDGET,

@@ -248,9 +248,10 @@ export function bountyService(bounties: BountiesRepository, cache: PublicCache, 
      * The bounty list as a cached JSON document. `baseUrl` makes each bounty's
      * `url` absolute, so it is part of the cache key. `requestKey` (the request's
      * path and query string) lets a repeated request skip parsing: the same
-     * string always parses to the same filter.
+     * string always parses to the same filter. A cache hit is returned at once,
+     * not as a promise; a bad query throws at once.
      */
-    async list(query: BountyListQuery, baseUrl: string, requestKey?: string): Promise<CachedDocument> {
+    list(query: BountyListQuery, baseUrl: string, requestKey?: string): CachedDocument | Promise<CachedDocument> {
       const { key, run } = parse(query, baseUrl, requestKey);
       return cache.document(key, async () => {
         const now = clock();

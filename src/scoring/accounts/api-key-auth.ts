@@ -21,14 +21,22 @@ function presentedKey(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
+/** Whether the request presents a key at all (then nothing else, such as a cookie, may authenticate it). */
+export function presentsApiKey(request: FastifyRequest): boolean {
+  return request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined;
+}
+
+type OnRequestCallback = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
 /**
  * An `onRequest` hook that resolves the caller from `X-API-KEY` (or a bearer token). A key held in
  * the key cache is checked without a promise; only a miss waits for the database.
+ *
+ * `withoutKey` (the portal's session cookie) may authenticate a request that presents no key;
+ * it runs inside this hook rather than as a hook of its own, which every keyed request would pass.
  */
-export function apiKeyAuthentication(apiKeys: ApiKeyService) {
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    // Already authenticated by a developer portal session cookie (src/portal/session-auth.ts).
-    if (request.caller) return done();
+export function apiKeyAuthentication(apiKeys: ApiKeyService, withoutKey?: OnRequestCallback): OnRequestCallback {
+  const byKey = (request: FastifyRequest, done: HookHandlerDoneFunction): void => {
     const presented = presentedKey(request);
     let cached: Caller | undefined;
     try {
@@ -44,6 +52,15 @@ export function apiKeyAuthentication(apiKeys: ApiKeyService) {
       request.caller = caller;
       done();
     }, done);
+  };
+  if (!withoutKey) return (request, _reply, done) => byKey(request, done);
+  return (request, reply, done) => {
+    if (presentsApiKey(request)) return byKey(request, done);
+    withoutKey(request, reply, (error?: Error) => {
+      if (error) return done(error);
+      if (request.caller) return done();
+      byKey(request, done);
+    });
   };
 }
 

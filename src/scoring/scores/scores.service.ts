@@ -260,13 +260,13 @@ export function scoreService(
      * not a promise: a cache hit is most reads, and a promise and its microtask cost a tenth of
      * one), else read and kept.
      */
-    scoreBody(scorerId: number, accountId: number, address: string): Buffer | Promise<Buffer> {
+    scoreBody(scorerId: number, accountId: number, address: string): string | Promise<string> {
       const cache = options.readCache;
       const hit = cache?.lookup(scorerId, address, accountId);
       if (hit) return hit;
       const generation = cache?.generation ?? 0;
       return this.getScore(scorerId, accountId, address).then((row) =>
-        cache ? cache.store(generation, accountId, row) : Buffer.from(singleScoreJson(row), 'utf8'),
+        cache ? cache.store(generation, accountId, row) : singleScoreJson(row),
       );
     },
 

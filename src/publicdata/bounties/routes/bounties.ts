@@ -78,14 +78,19 @@ export function bountiesRoute(instance: FastifyInstance, ctx: AppContext): void 
         response: { 200: { ...Type.Array(BountySchema), headers: ListHeaders }, ...errorResponses(400, 429) },
       },
     },
-    async (request, reply) => {
+    // Not async: a cached page is sent at once, without a promise.
+    (request, reply) => {
       const q = request.query;
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
       const baseUrl = baseUrlOf(ctx, request);
-      const document = await ctx.publicData.bounties.list({ ...q, limit, offset }, baseUrl, request.url);
-      listHeaders(reply, request, document, baseUrl, limit, offset);
-      return sendDocument(ctx, request, reply, document);
+      const respond = (document: CachedDocument): void => {
+        listHeaders(reply, request, document, baseUrl, limit, offset);
+        sendDocument(ctx, request, reply, document);
+      };
+      const document = ctx.publicData.bounties.list({ ...q, limit, offset }, baseUrl, request.url);
+      if (!(document instanceof Promise)) return respond(document);
+      return document.then(respond);
     },
   );
 

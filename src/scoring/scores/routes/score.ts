@@ -43,12 +43,12 @@ export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
       const caller = requirePermission(request, 'read_scores');
       const body = ctx.scores.scoreBody(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
       // The body is written by hand (see singleScoreJson), once per record version; the schema above documents it.
-      if (Buffer.isBuffer(body)) {
+      if (typeof body === 'string') {
         reply.type(jsonType).send(body as never);
         return;
       }
-      return body.then((bytes) => {
-        reply.type(jsonType).send(bytes as never);
+      return body.then((json) => {
+        reply.type(jsonType).send(json as never);
       });
     },
   );
