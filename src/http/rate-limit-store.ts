@@ -1,7 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../db/redis.js';
 
-type IncrCallback = (error: Error | null, result: { current: number; ttl: number } | null) => void;
+/** A budget's count after this request, and the milliseconds until its window ends. */
+export interface Counted {
+  current: number;
+  ttl: number;
+}
+
+type IncrCallback = (error: Error | null, result: Counted | null) => void;
 
 interface Counter {
   current: number;
@@ -186,6 +192,16 @@ export function resilientRateLimitStore(
   });
 
   return class ResilientStore {
+    /**
+     * Counts in this process and answers at once when the count is local (no Redis, or Redis lost);
+     * null when Redis counts, through `incr`.
+     */
+    countLocally(key: string, windowMs: number): Counted | null {
+      if (redis && !lost) return null;
+      if (lost) probe();
+      return incrLocal(key, windowMs);
+    }
+
     incr(key: string, callback: IncrCallback, windowMs: number): void {
       if (!redis) {
         callback(null, incrLocal(key, windowMs));

@@ -3,12 +3,10 @@ import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../db/redis.js';
 import { AppError } from '../errors.js';
 import { clientAddressKey } from './client-address.js';
-import { resilientRateLimitStore } from './rate-limit-store.js';
+import { type Counted, resilientRateLimitStore } from './rate-limit-store.js';
 
 /** What every budget of the service is made of; each surface says only whom it counts and how many. */
 export interface RateLimitOptions {
-  /** `onRequest` counts refused and malformed requests too; `preParsing` runs after authentication. */
-  hook: 'onRequest' | 'preParsing';
   windowMs: number;
   /** The counter a request spends from; unique across every budget sharing the store. */
   key: (request: FastifyRequest) => string;
@@ -40,34 +38,43 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   const limitOf = typeof max === 'number' ? () => max : max;
   const store = new (resilientRateLimitStore(options.redis, options.redisWatch))();
 
-  const count = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+  // Headers on every answer, and the refusal once the count is over the limit.
+  const answer = (request: FastifyRequest, reply: FastifyReply, limit: number, counted: Counted): Error | undefined => {
+    const seconds = Math.max(1, Math.ceil(counted.ttl / 1000));
+    reply.header('ratelimit-limit', limit);
+    if (counted.current <= limit) {
+      reply.header('ratelimit-remaining', limit - counted.current);
+      reply.header('ratelimit-reset', seconds);
+      return undefined;
+    }
+    options.onRejected?.(request);
+    reply.header('ratelimit-remaining', 0);
+    reply.header('ratelimit-reset', seconds);
+    reply.header('retry-after', seconds);
+    return new AppError('rate_limited', options.message(limit, durationText(seconds)));
+  };
+
+  const count = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     let limit: number;
     let key: string;
+    let counted: Counted | null;
     try {
       limit = limitOf(request);
       key = options.key(request);
+      // Counted in this process (no Redis, or Redis lost): answered at once, without a callback.
+      counted = store.countLocally(key, options.windowMs);
+      if (counted) return done(answer(request, reply, limit, counted));
     } catch (failure) {
       return done(failure as Error);
     }
     store.incr(
       key,
-      (error, counted) => {
+      (error, result) => {
         // Uncounted is refused, never let through (the store itself falls back rather than fail).
-        if (error || !counted) return done(error ?? new Error('the rate-limit store counted nothing'));
+        if (error || !result) return done(error ?? new Error('the rate-limit store counted nothing'));
         let refusal: Error | undefined;
         try {
-          const seconds = Math.max(1, Math.ceil(counted.ttl / 1000));
-          reply.header('ratelimit-limit', limit);
-          if (counted.current <= limit) {
-            reply.header('ratelimit-remaining', limit - counted.current);
-            reply.header('ratelimit-reset', seconds);
-          } else {
-            options.onRejected?.(request);
-            reply.header('ratelimit-remaining', 0);
-            reply.header('ratelimit-reset', seconds);
-            reply.header('retry-after', seconds);
-            refusal = new AppError('rate_limited', options.message(limit, durationText(seconds)));
-          }
+          refusal = answer(request, reply, limit, result);
         } catch (failure) {
           refusal = failure as Error;
         }
@@ -76,14 +83,12 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
       options.windowMs,
     );
   };
-  const onRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => count(request, reply, done);
-  const preParsing = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) =>
-    count(request, reply, (error) => done(error ?? null, payload));
+  // A route-level onRequest hook runs after every onRequest hook of the route's scopes (the API-key
+  // and wallet-session hooks) and before the body is read, so refused and malformed requests spend
+  // budget too, and an unauthenticated one never touches a key's.
   app.addHook('onRoute', (route: RouteOptions) => {
-    const hook = options.hook === 'onRequest' ? onRequest : preParsing;
-    const existing = route[options.hook] as unknown;
-    // After every hook of that phase the route inherits from its scopes (app-wide hooks run first).
-    route[options.hook] = (existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook]) as never;
+    const existing = route.onRequest as unknown;
+    route.onRequest = (existing === undefined ? [count] : [...(Array.isArray(existing) ? existing : [existing]), count]) as never;
   });
 
   return {
@@ -125,7 +130,6 @@ export interface IpRateLimitSettings {
 export async function registerIpRateLimit(app: FastifyInstance, settings: IpRateLimitSettings): Promise<void> {
   const perWhat = settings.windowMs === 60_000 ? 'minute' : `${Math.round(settings.windowMs / 1000)} seconds`;
   await registerRateLimit(app, {
-    hook: 'onRequest',
     windowMs: settings.windowMs,
     key: (request) => `${settings.name}-ip:${clientAddressKey(request.ip)}`,
     max: settings.max,

@@ -42,6 +42,25 @@ describe.each(databaseKinds)('the API-key budget on %s', (kind) => {
     expect(await remaining('HEAD')).toBe('123');
     expect(await remaining('GET')).toBe('122');
   });
+  it('spends a unit on a malformed body but none on a refused key, whose prefix is a real key\'s', async () => {
+    const { key } = await seedAccount(t.ctx, { tier: 1 });
+    const remaining = async () => (await t.app.inject({ url: '/registry/signing-message', headers: { 'x-api-key': key } })).headers['ratelimit-remaining'];
+    expect(await remaining()).toBe('124');
+    const malformed = await t.app.inject({
+      method: 'POST',
+      url: '/registry/submit-passport',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      payload: '{"address":',
+    });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.headers['ratelimit-remaining']).toBe('123');
+    // Same prefix, wrong secret: refused by authentication before the budget's hook runs.
+    const forged = `${key.slice(0, -4)}${key.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    const refused = await t.app.inject({ url: '/registry/signing-message', headers: { 'x-api-key': forged } });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers['ratelimit-remaining']).toBeUndefined();
+    expect(await remaining()).toBe('122');
+  });
 });
 
 describe('the wait named in a 429', () => {

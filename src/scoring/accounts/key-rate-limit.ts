@@ -29,12 +29,12 @@ export function tierBudget(tier: Tier, settings: RateLimitSettings): number {
 
 /**
  * One budget per API key across every route of the scope it is registered in.
- * It runs at `preParsing`, after authentication, so that requests with bad
- * bodies still spend budget and unauthenticated ones never touch a key's.
+ * Counted by a route-level onRequest hook, after the scope's authentication and before the body
+ * is read, so that requests with bad bodies still spend budget and unauthenticated ones never
+ * touch a key's.
  */
 export async function registerKeyRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<RateBudget> {
   return registerRateLimit(app, {
-    hook: 'preParsing',
     windowMs: settings.windowMs,
     key: (request) => `key:${request.caller?.prefix ?? 'anonymous'}`,
     max: (request) => tierBudget(request.caller?.tier ?? 1, settings),

@@ -20,7 +20,7 @@ export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, bu
   const { config } = ctx;
   const service = ctx.batches.service;
   instance.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-  // Run after the key budget's own preParsing hook (added by the parent scope's onRoute), so a refused
+  // Runs after the key budget's onRequest hook (added by the parent scope's onRoute), so a refused
   // request has still spent its unit, as everywhere else.
   const checkBeforeBody: preParsingHookHandler = async (request, _reply, payload) => {
     const caller = requirePermission(request, 'read_scores');

@@ -73,7 +73,6 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
   // before the body is read, so refused and malformed requests spend budget too. Shared by every
   // process through Redis when REDIS_URL is set, like the API-key budgets.
   await registerRateLimit(app, {
-    hook: 'onRequest',
     windowMs,
     key: (request) => (request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${clientAddressKey(request.ip)}`),
     max: (request) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
