@@ -58,15 +58,18 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     let limit: number;
     let key: string;
     let counted: Counted | null;
+    let refusal: Error | undefined;
     try {
       limit = limitOf(request);
       key = options.key(request);
       // Counted in this process (no Redis, or Redis lost): answered at once, without a callback.
       counted = store.countLocally(key, options.windowMs);
-      if (counted) return done(answer(request, reply, limit, counted));
+      if (counted) refusal = answer(request, reply, limit, counted);
     } catch (failure) {
       return done(failure as Error);
     }
+    // Outside the try: `done` runs the rest of the request, and a throw there must not call it twice.
+    if (counted) return done(refusal);
     store.incr(
       key,
       (error, result) => {
