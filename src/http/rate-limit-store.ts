@@ -203,18 +203,15 @@ export function resilientRateLimitStore(
     }
 
     incr(key: string, callback: IncrCallback, windowMs: number): void {
-      if (!redis) {
-        callback(null, incrLocal(key, windowMs));
+      const local = this.countLocally(key, windowMs);
+      if (local) {
+        callback(null, local);
         return;
       }
-      if (lost) {
-        probe();
-        callback(null, incrLocal(key, windowMs));
-        return;
-      }
-      // The count first, the callback after: the callback runs the rest of the request, and
-      // nothing it does may count as a Redis failure or call it twice.
-      redis
+      // Not counted locally, so Redis is there and counts. The count first, the callback after: the
+      // callback runs the rest of the request, and nothing it does may count as a Redis failure or
+      // call it twice.
+      redis!
         .eval(incrScript, 1, `${prefix}${key}`, windowMs)
         .then(
           (reply) => {

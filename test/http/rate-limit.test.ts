@@ -53,11 +53,13 @@ describe.each(databaseKinds)('the API-key budget on %s', (kind) => {
       payload: '{"address":',
     });
     expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().code).toBe('invalid_json');
     expect(malformed.headers['ratelimit-remaining']).toBe('123');
     // Same prefix, wrong secret: refused by authentication before the budget's hook runs.
     const forged = `${key.slice(0, -4)}${key.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
     const refused = await t.app.inject({ url: '/registry/signing-message', headers: { 'x-api-key': forged } });
     expect(refused.statusCode).toBe(401);
+    expect(Object.keys(refused.json()).sort()).toEqual(['code', 'detail']);
     expect(refused.headers['ratelimit-remaining']).toBeUndefined();
     expect(await remaining()).toBe('122');
   });
