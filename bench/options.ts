@@ -26,6 +26,8 @@ export interface BenchSettings {
   profileTop: number;
   /** Offered load in requests per second (a diagnostic run: no verdicts), or null: flat out. */
   rate: number | null;
+  /** Rounds of each case judged as a ratio to the ceiling, each followed by a ceiling window (bench/paired-rounds.ts). */
+  rounds: number;
 }
 
 export const usageText = `usage: npm run bench -- [options]
@@ -44,6 +46,9 @@ export const usageText = `usage: npm run bench -- [options]
                      their CPU per request compares without either side's idle wake-ups; a
                      diagnostic (BENCH_RATE): the targets are judged flat out, so no verdicts
   --seconds N        measured seconds per case (BENCH_SECONDS, 10)
+  --rounds N         rounds of the cases judged as a ratio to the ceiling (single score, cached list),
+                     each followed at once by a window of the ceiling; the median round is judged
+                     (BENCH_ROUNDS, 3; 1 with --profile)
   --help             this text
 
 Environment (all optional; an option wins over its variable):
@@ -58,6 +63,7 @@ Environment (all optional; an option wins over its variable):
   BENCH_SERVER           child (default: the server in its own process) or inprocess (no CPU figures)
   BENCH_PROFILE          1 = --profile (BENCH_CPU_PROF=1, its former name, too)
   BENCH_RATE             requests per second offered (--rate; unset: flat out)
+  BENCH_ROUNDS           rounds of the paired cases (--rounds; 3)
   BENCH_NODE_FLAGS       extra Node flags of the server child, space-separated (--perf-basic-prof for perf)
 Any other Stampgate setting (SUBMIT_WAIT_MS, …) is passed through to the server.`;
 
@@ -93,6 +99,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
   let top: string | undefined;
   let seconds = env.BENCH_SECONDS;
   let rate = env.BENCH_RATE;
+  let rounds = env.BENCH_ROUNDS;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -108,6 +115,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     else if (flag === '--top') top = value();
     else if (flag === '--seconds') seconds = value();
     else if (flag === '--rate') rate = value();
+    else if (flag === '--rounds') rounds = value();
     else throw new UsageError(`unknown option ${arg}`);
   }
 
@@ -119,6 +127,8 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     if (measured.length > 1) throw new UsageError(`--profile profiles one case: choose it with --case (now: ${measured.join(', ')})`);
     profileCase = measured[0] ?? 'ceiling';
     if (serverMode(env.BENCH_SERVER) !== 'child') throw new UsageError('--profile needs the server in a child process (BENCH_SERVER=child)');
+    // One profiled window per case: profile-summary.ts cuts the profile to it.
+    if (intFrom('--rounds', rounds, 1, 1) > 1) throw new UsageError('--profile measures one round: leave --rounds out');
   }
   return {
     seconds: intFrom('seconds', seconds, 10, 1),
@@ -133,5 +143,6 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     profileCase,
     profileTop: intFrom('--top', top, 20, 1),
     rate: rate === undefined || rate.trim() === '' ? null : intFrom('--rate', rate, 0, 1),
+    rounds: profile ? 1 : intFrom('--rounds', rounds, 3, 1),
   };
 }

@@ -6,6 +6,7 @@
 import type { LoadResult } from './load.js';
 import { type MachineUsage, otherCpuMs } from './machine.js';
 import type { CaseName } from './options.js';
+import type { RoundFigures } from './paired-rounds.js';
 import type { DatabaseKind, ServerUsage, TargetCheck } from './protocol.js';
 
 export interface CaseRecord {
@@ -18,6 +19,10 @@ export interface CaseRecord {
   after: TargetCheck | null;
   /** The server ran under the CPU profiler: its figures are not comparable. */
   profiled: boolean;
+  /** The ceiling measured right after this case (bench/paired-rounds.ts): its ratios are to that one; null: to the run's first ceiling. */
+  pairedCeiling: CaseRecord | null;
+  /** Every round of a paired case, in the order they ran (the record itself is the median round); empty otherwise. */
+  rounds: RoundFigures[];
 }
 
 export const titles: Record<CaseName, string> = {
@@ -41,7 +46,9 @@ export interface Derived {
   loadGeneratorCores: number;
   /** Everything else on the machine as cores over the window. */
   otherCores: number;
-  /** req/s over the ceiling's req/s of the same run. */
+  /** req/s of the ceiling it is compared with: the one measured right after it, else the run's first. */
+  ceilingRps: number;
+  /** req/s over that ceiling's req/s. */
   ratioToCeiling: number;
   /** CPU per request over the ceiling's CPU per request of the same run. */
   cpuVsCeiling: number;
@@ -51,7 +58,8 @@ export function serverCpuMs(record: CaseRecord): number {
   return record.serverUsage ? record.serverUsage.cpuUserMs + record.serverUsage.cpuSystemMs : Number.NaN;
 }
 
-export function derive(record: CaseRecord, ceiling: CaseRecord | undefined): Derived {
+export function derive(record: CaseRecord, runCeiling: CaseRecord | undefined): Derived {
+  const ceiling = record.pairedCeiling ?? runCeiling;
   const wallMs = record.serverUsage?.wallMs ?? record.result.durationSeconds * 1000;
   const cpuMs = serverCpuMs(record);
   const cpuPerRequestUs = (cpuMs * 1000) / Math.max(1, record.result.requests);
@@ -62,6 +70,7 @@ export function derive(record: CaseRecord, ceiling: CaseRecord | undefined): Der
     serverCores: cpuMs / wallMs,
     loadGeneratorCores: record.machine ? record.machine.loadGeneratorCpuMs / wallMs : Number.NaN,
     otherCores: other === null ? Number.NaN : other / wallMs,
+    ceilingRps: ceiling ? ceiling.result.rps : Number.NaN,
     ratioToCeiling: ceiling ? record.result.rps / ceiling.result.rps : Number.NaN,
     cpuVsCeiling: cpuPerRequestUs / ceilingCpuUs,
   };
@@ -134,6 +143,9 @@ export function resultsTable(records: CaseRecord[]): string {
     table(rows),
     'load: 1-minute load average when the case began. server, loadgen, others: CPU over the measured seconds in % of one core',
     '(server = the server child; loadgen = autocannon in this process; others = every other process, PostgreSQL backends included).',
+    ...(records.some((r) => r.pairedCeiling)
+      ? ['vs ceil and ×ceil CPU of a paired case (median round of its rounds): against the ceiling measured right after that round.']
+      : []),
   ].join('\n');
 }
 

@@ -133,6 +133,8 @@ function toRecord(run: WebhookBenchResult): CaseRecord {
     machine: null,
     after: null,
     profiled: false,
+    pairedCeiling: null,
+    rounds: [],
   };
 }
 
