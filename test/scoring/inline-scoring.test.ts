@@ -48,11 +48,12 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
       const { result, statements } = await statementsOf(() => t.ctx.scores.submit(scorer.id, address));
       expect(result, round).toMatchObject({ status: 'DONE', score: '0.00000', stamp_scores: { Discord: '0.51600', Google: '0.52500', Linkedin: '1.53100' } });
       if (round === 're-submission') {
-        // The same result with every hold held: one conditional update of the row, which PostgreSQL
-        // runs alone and SQLite in an immediate transaction.
+        // The same result with every hold held: one conditional update of the row's timestamp alone
+        // (its other columns are stored already), which PostgreSQL runs alone and SQLite in an
+        // immediate transaction.
         const writes = statements.filter(isWrite);
         expect(writes, round).toHaveLength(1);
-        expect(writes[0], round).toMatch(/^update "scores" set "last_score_timestamp" = \S+, "raw_score"/);
+        expect(writes[0], round).toMatch(/^update "scores" set "last_score_timestamp" = \S+ where/);
         // The conditional update of the one-statement path, not the locked path's refresh.
         expect(writes[0], round).toMatch(/"event_id" = .* not exists/);
         expect(statements.filter(isBegin), round).toHaveLength(kind === 'sqlite' ? 1 : 0);
@@ -253,6 +254,48 @@ describe.each(databaseKinds)('inline scoring of submissions on %s', (kind) => {
     expect(await t.ctx.jobs.recordInline(scorer.id, other, 2_000, otherUnchanged, otherRead)).toEqual({ kind: 'queued' });
     expect(await row(other)).toMatchObject({ status: 'PROCESSING' });
     expect(await t.ctx.database.db.selectFrom('score_events').select('address').where('address', '=', other).execute()).toHaveLength(1);
+  });
+
+  it('writes only the timestamp of a refresh whose untracked columns are stored already, and all of them otherwise', async () => {
+    t = await createTestApp(kind);
+    const { scorer } = await seedAccount(t.ctx);
+    const address = randomAddress();
+    const firstExpiry = Date.now() + 86_400_000;
+    const scored: ScoringOutcome = { ...fixedOutcome, expirationDate: firstExpiry, stampScores: '{"a":"1.00000"}', rawScore: '1.00000' };
+    const row = () => t.ctx.database.db.selectFrom('scores').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
+    const refresh = async (outcome: ScoringOutcome, now: number) => {
+      const { result, statements } = await statementsOf(async () => t.ctx.jobs.recordInline(scorer.id, address, now, outcome, await t.ctx.jobs.scoreVersion(scorer.id, address)));
+      expect(result).toMatchObject({ kind: 'recorded', recorded: { appendedEventId: null } });
+      const writes = statements.filter(isWrite);
+      expect(writes).toHaveLength(1);
+      // The answer is the row as stored, whichever statement wrote it.
+      expect(result).toEqual({ kind: 'recorded', recorded: { row: await row(), appendedEventId: null } });
+      return writes[0] as string;
+    };
+    expect((await t.ctx.jobs.recordInline(scorer.id, address, 1_000, scored, await t.ctx.jobs.scoreVersion(scorer.id, address))).kind).toBe('recorded');
+
+    // The same result again: the timestamp only (the expiration-date index is left alone).
+    const touch = await refresh(scored, 2_000);
+    expect(touch).toMatch(/^update "scores" set "last_score_timestamp" = \S+ where/);
+    expect(touch).not.toContain('expiration_date');
+    expect(await row()).toMatchObject({ last_score_timestamp: 2_000, expiration_date: firstExpiry, stamp_scores: '{"a":"1.00000"}', raw_score: '1.00000' });
+
+    // The log's columns equal but not the expiry, the per-stamp scores or the raw score: each is written.
+    const secondExpiry = firstExpiry + 3_600_000;
+    let now = 3_000;
+    for (const [changed, expected] of [
+      [{ expirationDate: secondExpiry }, { expiration_date: secondExpiry }],
+      [{ stampScores: '{"a":"1.00001"}' }, { stamp_scores: '{"a":"1.00001"}' }],
+      [{ rawScore: '1.00001' }, { raw_score: '1.00001' }],
+    ] as const) {
+      // From the second round on, the expiry stays the second one: only `changed` differs.
+      const outcome: ScoringOutcome = Object.assign({ ...scored, expirationDate: secondExpiry }, changed);
+      const write = await refresh(outcome, (now += 1_000));
+      expect(write).toContain('"expiration_date" = ');
+      expect(await row()).toMatchObject(expected);
+      Object.assign(scored, outcome);
+    }
+    expect(await t.ctx.database.db.selectFrom('score_events').select('id').where('address', '=', address).execute()).toHaveLength(1);
   });
 
   it('refreshes an unchanged result that must write a hold under the row lock, and answers the row as stored', async () => {

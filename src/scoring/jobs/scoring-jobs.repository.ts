@@ -1,6 +1,7 @@
 import { compiledOnce, type Database, type Db, writeStatement, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
-import type { ScoreStatus, ScoringJobsTable } from '../../db/tables.js';
+import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
+import type { ScoresTable, ScoreStatus, ScoringJobsTable, Tables } from '../../db/tables.js';
 import {
   NullifierTaken,
   type RecordedScoring,
@@ -39,7 +40,7 @@ export interface ScoringOutcome {
 /** The score row as an inline scoring starts: handed back to `recordInline`, which writes only over this version. */
 export interface ScoreVersion {
   text: string;
-  row: (TrackedScoreRow & { last_score_timestamp: number }) | undefined;
+  row: (TrackedScoreRow & Pick<ScoresTable, 'last_score_timestamp' | 'raw_score' | 'stamp_scores' | 'expiration_date'>) | undefined;
 }
 
 /** What `recordInline` did: recorded the scoring, or found a job of the address and joined it. */
@@ -128,7 +129,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
   const scoreVersion = compiledOnce((db: Db, scorerId: number, address: string) =>
     db
       .selectFrom('scores')
-      .select(['event_id', 'last_score_timestamp', 'status', 'score', 'passing', 'threshold', 'evidence', 'error', 'stamps'])
+      .select(['event_id', 'last_score_timestamp', 'status', 'score', 'passing', 'threshold', 'evidence', 'error', 'stamps', 'raw_score', 'stamp_scores', 'expiration_date'])
       .where('scorer_id', '=', scorerId)
       .where('address', '=', address),
   );
@@ -148,17 +149,21 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
       lastScoreTimestamp: number,
       status: ScoreStatus,
     ) =>
-      db
-        .updateTable('scores')
-        .set({ last_score_timestamp: now, raw_score: rawScore, stamp_scores: stampScores, expiration_date: expirationDate })
-        .where('scorer_id', '=', scorerId)
-        .where('address', '=', address)
-        .where('event_id', '=', eventId)
-        .where('last_score_timestamp', '=', lastScoreTimestamp)
-        .where('status', '=', status)
-        .where((eb) =>
-          eb.not(eb.exists(eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address))),
-        ),
+      whereVersion(
+        db.updateTable('scores').set({ last_score_timestamp: now, raw_score: rawScore, stamp_scores: stampScores, expiration_date: expirationDate }),
+        scorerId,
+        address,
+        eventId,
+        lastScoreTimestamp,
+        status,
+      ),
+  );
+  // The usual re-score: the untracked columns equal the stored ones too, so only the timestamp is
+  // written, under the same conditions. Setting a column rewrites every index holding it, even to
+  // the value it holds: the expiration-date index's page was one of a refresh's four WAL frames.
+  const touchIfVersion = compiledOnce(
+    (db: Db, scorerId: number, address: string, now: number, eventId: number, lastScoreTimestamp: number, status: ScoreStatus) =>
+      whereVersion(db.updateTable('scores').set({ last_score_timestamp: now }), scorerId, address, eventId, lastScoreTimestamp, status),
   );
   // The row an inline scoring writes over, under its lock: its version, what recordScoring compares
   // the result with (see unchangedSince), and whether a job of the address exists, in one statement.
@@ -209,8 +214,14 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
       const refreshed = unchangedRefresh(outcome, readOver.row, scorerId, address, now);
       if (refreshed && readOver.row) {
         const version = readOver.row;
+        const untrackedEqual =
+          (refreshed.raw_score ?? null) === (version.raw_score ?? null) &&
+          refreshed.stamp_scores === version.stamp_scores &&
+          sameTime(refreshed.expiration_date, version.expiration_date);
         const written = await writeStatement(database, (db) =>
-          refreshIfVersion(db, scorerId, address, now, refreshed.raw_score ?? null, refreshed.stamp_scores, refreshed.expiration_date, version.event_id!, version.last_score_timestamp, version.status),
+          untrackedEqual
+            ? touchIfVersion(db, scorerId, address, now, version.event_id!, version.last_score_timestamp, version.status)
+            : refreshIfVersion(db, scorerId, address, now, refreshed.raw_score ?? null, refreshed.stamp_scores, refreshed.expiration_date, version.event_id!, version.last_score_timestamp, version.status),
         );
         if (Number(written.numAffectedRows ?? 0) === 1) return { kind: 'recorded', recorded: { row: refreshed, appendedEventId: null } };
         // Written over since, or a job exists: the locked path below tells which.
@@ -354,3 +365,23 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
 }
 
 export type ScoringJobsRepository = ReturnType<typeof scoringJobsRepository>;
+
+/** Two epoch-ms columns equal (PostgreSQL may answer a bigint as text). */
+function sameTime(a: number | string | null, b: number | string | null): boolean {
+  return a === null || b === null ? a === b : Number(a) === Number(b);
+}
+
+type ScoresUpdate = UpdateQueryBuilder<Tables, 'scores', 'scores', UpdateResult>;
+
+/** Written only while the row is the version the scoring read and no job of the address exists. */
+function whereVersion(query: ScoresUpdate, scorerId: number, address: string, eventId: number, lastScoreTimestamp: number, status: ScoreStatus): ScoresUpdate {
+  return query
+    .where('scorer_id', '=', scorerId)
+    .where('address', '=', address)
+    .where('event_id', '=', eventId)
+    .where('last_score_timestamp', '=', lastScoreTimestamp)
+    .where('status', '=', status)
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address))),
+    );
+}
