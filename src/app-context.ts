@@ -5,6 +5,7 @@ import { jobSignals } from './db/job-signals.js';
 import { PostgresNotices, postgresBusTransport } from './db/pg-notices.js';
 import { connectRedis, RedisWatch, redisTransport } from './db/redis.js';
 import { EventBus, inProcessTransport } from './events/bus.js';
+import { defaultPeerTimings, type PeerTimings } from './events/bus-peers.js';
 import { ScoreReadCache } from './scoring/scores/score-read-cache.js';
 import type { Database } from './db/connection.js';
 import { accountService } from './scoring/accounts/accounts.service.js';
@@ -42,6 +43,8 @@ export interface ContextOptions {
   log?: Pick<FastifyBaseLogger, 'warn' | 'info'>;
   /** This process serves HTTP and needs the shared rate-limit store. */
   http?: boolean;
+  /** How often an HTTP process announces itself to publishers, and its lease (tests; bus-peers.ts). */
+  busPeers?: PeerTimings;
   /** Clock, jitter and DNS of the webhook worker (tests). */
   webhooks?: Omit<WebhookServicesOptions, 'accounts' | 'appendScoreEvent'>;
 }
@@ -60,19 +63,20 @@ export async function createAppContext(config: Config, database: Database, optio
   const redisWatch = config.redisUrl ? new RedisWatch(log) : null;
   // One LISTEN connection per PostgreSQL process carries job wake-ups, and the bus when there is no Redis.
   const notices = database.dialect === 'postgres' ? new PostgresNotices(database, log) : null;
-  const bus = new EventBus(
-    config.redisUrl && redisWatch
-      ? redisTransport(config.redisUrl, redisWatch)
-      : notices
-        ? postgresBusTransport(notices, database)
-        : inProcessTransport(),
-  );
+  const transport = config.redisUrl && redisWatch ? redisTransport(config.redisUrl, redisWatch) : notices ? postgresBusTransport(notices, database) : null;
+  // The score cache relies on the bus unless SQLite's file tells it of other processes' writes;
+  // then a write is acknowledged only once every process answering from memory has heard it.
+  const cacheOnBus = transport !== null && !database.writesElsewhere && config.scoreCacheTtlMs > 0;
+  const bus = new EventBus(transport ?? inProcessTransport(), { peers: cacheOnBus ? (options.busPeers ?? defaultPeerTimings) : undefined });
   // Rate-limit budgets need Redis only where HTTP is served.
   const redis = config.redisUrl && redisWatch && options.http ? connectRedis(config.redisUrl, redisWatch) : null;
   // Scoring jobs announce themselves through the database, never through Redis.
   const signals = jobSignals(database, notices);
   // An HTTP process hears the others from the start: the score cache trusts itself only then.
-  if (options.http) void notices?.listen();
+  if (options.http) {
+    void notices?.listen();
+    bus.startServing();
+  }
   const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
   // The development issuer exists only in development; production never creates or trusts it.
   const devIssuerKey = config.env === 'development' ? await loadOrCreateIssuerKey(config.dataDir) : null;

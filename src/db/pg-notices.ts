@@ -17,8 +17,8 @@ const longestRetryMs = 5000;
  * PostgreSQL LISTEN/NOTIFY between the processes of one database: one dedicated listening
  * connection per process, reconnected with backoff when it drops, carrying several topics
  * (scoring-job wake-ups, the process bus). Channels are per schema, so that databases shared
- * by several schemas (tests) stay apart. A process never hears its own notices (it delivers
- * those itself, at once).
+ * by several schemas (tests) stay apart. A process hears its own notices only on the topics
+ * that ask for them (job wake-ups it delivers itself, at once).
  *
  * `generation` tells a cache whether it can trust what it has not heard: null while not
  * listening (notices sent meanwhile are lost), and a new number after every (re)connection.
@@ -28,6 +28,8 @@ export class PostgresNotices {
   readonly #log: NoticeLog;
   readonly #self = randomUUID();
   readonly #handlers = new Map<string, ((payload: string) => void)[]>();
+  /** Topics whose handlers hear this process's own notices too (the bus: its peers need them back). */
+  readonly #withOwn = new Set<string>();
   readonly #restored: (() => void)[] = [];
   #client: pg.Client | null = null;
   #closed = false;
@@ -51,8 +53,9 @@ export class PostgresNotices {
     return this.#listening ? this.#generation : null;
   }
 
-  /** Hears `topic` from the other processes. */
-  on(topic: string, handler: (payload: string) => void): void {
+  /** Hears `topic` from the other processes (and from this one too with `own`). */
+  on(topic: string, handler: (payload: string) => void, own = false): void {
+    if (own) this.#withOwn.add(topic);
     const list = this.#handlers.get(topic);
     if (list) {
       list.push(handler);
@@ -151,7 +154,7 @@ export class PostgresNotices {
   #deliver(channel: string, text: string): void {
     const topic = this.#channels.get(channel);
     const space = text.indexOf(' ');
-    if (topic === undefined || space < 0 || text.slice(0, space) === this.#self) return;
+    if (topic === undefined || space < 0 || (text.slice(0, space) === this.#self && !this.#withOwn.has(topic))) return;
     const payload = text.slice(space + 1);
     for (const handler of this.#handlers.get(topic) ?? []) handler(payload);
   }
@@ -160,37 +163,33 @@ export class PostgresNotices {
 const channelOf = (topic: string, schema: string) => `stampgate_${topic}_${schema}`.slice(0, 63);
 
 /**
- * The process bus over LISTEN/NOTIFY (PostgreSQL without REDIS_URL): a message is delivered here
- * at once and sent to every other process through the database, as the Redis transport does.
+ * The process bus over LISTEN/NOTIFY (PostgreSQL without REDIS_URL): every message to every
+ * process, the sender included, in commit order (the bus's peers rely on it).
  */
 export function postgresBusTransport(notices: PostgresNotices, database: Database): BusTransport {
   const receivers: ((message: string) => void)[] = [];
-  const deliver = (message: string) => {
-    for (const receiver of receivers) receiver(message);
-  };
   return {
     async send(message) {
-      deliver(message);
-      // Awaited: the write it announces is acknowledged only once the notice is on its way. A
-      // notice that cannot be sent (no pooled connection free in time, the connection lost after
-      // the write) is tried again a few times: until it goes, other processes may answer from
-      // memory what the write replaced (bounded by SCORE_CACHE_TTL_MS).
+      // A notice that cannot be sent (no pooled connection free in time, the connection lost
+      // after the write) is tried again a few times: until it goes, other processes may answer
+      // from memory what the write replaced (bounded by SCORE_CACHE_TTL_MS).
       for (let attempt = 0; ; attempt++) {
         try {
           await notices.notify('bus', message);
-          return;
+          return true;
         } catch (error) {
           database.availability.observe(error);
-          if (attempt >= notifyRetriesMs.length) return;
+          if (attempt >= notifyRetriesMs.length) return false;
           await new Promise((resolve) => setTimeout(resolve, notifyRetriesMs[attempt]));
         }
       }
     },
     receive(handler) {
-      if (receivers.length === 0) notices.on('bus', deliver);
+      if (receivers.length === 0) notices.on('bus', (message) => receivers.forEach((receiver) => receiver(message)), true);
       receivers.push(handler);
     },
     generation: () => notices.generation,
+    onConnected: (handler) => notices.onRestored(handler),
     close: () => notices.close(),
   };
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BusTransport } from '../events/bus.js';
 
@@ -55,15 +54,12 @@ export function connectRedis(url: string, watch: RedisWatch): Redis {
 const channel = 'stampgate:invalidate';
 
 /**
- * The bus transport over Redis pub/sub: a message is delivered here at once and published to every
- * other process; each transport has its own id, so it never delivers its own message twice.
+ * The bus transport over Redis pub/sub: every message to every process, the sender included (in
+ * the order Redis took them: the bus's peers rely on it).
  */
 export function redisTransport(redisUrl: string, watch: RedisWatch): BusTransport {
   const receivers: ((message: string) => void)[] = [];
-  const deliver = (message: string) => {
-    for (const receiver of receivers) receiver(message);
-  };
-  const transportId = randomUUID();
+  const connected: (() => void)[] = [];
   const publisher = connectRedis(redisUrl, watch);
   // A short-lived CLI command (`keys revoke`, `data import`) publishes right after start, before
   // its connection is up; without the offline queue that notice would be dropped. So the first
@@ -78,13 +74,13 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
   let subscribed = false;
   return {
     async send(message) {
-      deliver(message);
       try {
         await firstConnection;
-        // On the wire: the event's {"topic","key"} plus the sender (docs/operations.md).
-        await publisher.publish(channel, JSON.stringify({ ...(JSON.parse(message) as object), from: transportId }));
+        await publisher.publish(channel, message);
+        return true;
       } catch (error) {
         watch.lost(error as Error);
+        return false;
       }
     },
     receive(handler) {
@@ -102,6 +98,7 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
             if (client.status !== 'ready') return;
             subscriptions += 1;
             subscribed = true;
+            for (const handler of connected) handler();
           },
           (error: Error) => watch.lost(error),
         );
@@ -110,16 +107,14 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
         subscribed = false;
       });
       client.on('message', (_channel: string, text: string) => {
-        try {
-          const { from, ...event } = JSON.parse(text) as { from?: string };
-          if (from !== transportId) deliver(JSON.stringify(event));
-        } catch {
-          // Not one of ours; ignore.
-        }
+        for (const receiver of receivers) receiver(text);
       });
     },
     generation() {
       return subscribed && subscriber?.status === 'ready' && publisher.status === 'ready' ? subscriptions : null;
+    },
+    onConnected(handler) {
+      connected.push(handler);
     },
     async close() {
       publisher.disconnect();

@@ -4,6 +4,8 @@
  * process). Scoring jobs do not travel here but through the database (see db/job-signals.ts), so
  * that Redis is never needed to score.
  */
+import { randomUUID } from 'node:crypto';
+import { BusPeers, type PeerMessage, type PeerTimings } from './bus-peers.js';
 
 /** Every event, by name, with its payload. */
 export interface BusEvents {
@@ -37,9 +39,13 @@ const wire: { [E in BusEvent]: { topic: string; key: (payload: BusEvents[E]) => 
 };
 const eventOfTopic = new Map(Object.entries(wire).map(([event, { topic }]) => [topic, event as BusEvent]));
 
-/** Carries serialised events (JSON `{"topic","key"}`); whatever is sent reaches this process's receivers too. */
+/**
+ * Carries serialised messages (JSON `{"topic","key","from"}`, `seq` on those a publisher waits
+ * on) to every process, this one included: the bus recognises its own by `from`.
+ */
 export interface BusTransport {
-  send(message: string): Promise<void>;
+  /** False when the message could not be sent (the connection is down). */
+  send(message: string): Promise<boolean>;
   receive(handler: (message: string) => void): void;
   /**
    * Null while events from other processes cannot arrive (the connection is down); otherwise a
@@ -47,50 +53,123 @@ export interface BusTransport {
    * relies on hearing every change trusts itself only while this stays the same number.
    */
   generation(): number | null;
+  /** Runs each time the transport can hear the other processes again (after a (re)connection). */
+  onConnected?(handler: () => void): void;
   close(): Promise<void>;
 }
 
+export interface EventBusOptions {
+  /**
+   * Set when caches answer from memory on the strength of this bus (the single-score read on
+   * PostgreSQL): a publish then resolves only once every such process has heard it (see
+   * bus-peers.ts), and `generation` is null while this process's own lease has lapsed.
+   */
+  peers?: PeerTimings;
+  now?: () => number;
+}
+
+interface WireMessage {
+  topic?: unknown;
+  key?: unknown;
+  from?: unknown;
+  seq?: unknown;
+}
+
 export class EventBus {
-  private readonly handlers = new Map<BusEvent, ((payload: never) => void)[]>();
-  private receiving = false;
+  readonly #id = randomUUID();
+  readonly #handlers = new Map<BusEvent, ((payload: never) => void)[]>();
+  readonly #peers: BusPeers | null;
+  #receiving = false;
 
-  constructor(private readonly transport: BusTransport) {}
+  constructor(
+    private readonly transport: BusTransport,
+    options: EventBusOptions = {},
+  ) {
+    this.#peers = options.peers ? new BusPeers(this.#id, (message) => this.#sendRaw(message), options.peers, options.now) : null;
+    // Acks and pings arrive whether or not anything here listens for events.
+    if (this.#peers) this.#listen();
+    // A member's lease starts with its first ping heard back: sent as soon as it can be.
+    if (this.#peers) transport.onConnected?.(() => this.#peers?.pingNow());
+  }
 
-  /** Tells every process (this one included) about `event`. */
+  /**
+   * Tells every process (this one at once) about `event`. With peers, resolves once every
+   * process answering from memory has heard it, or can no longer answer from memory.
+   */
   async publish<E extends BusEvent>(event: E, payload: BusEvents[E]): Promise<void> {
-    const { topic, key } = wire[event];
-    await this.transport.send(JSON.stringify({ topic, key: key(payload) }));
+    const { topic, key: keyOf } = wire[event];
+    const key = keyOf(payload);
+    this.#deliver(event, key);
+    const peers = this.#peers;
+    if (!peers || this.transport.generation() === null) {
+      // Nobody can be waited for while this process hears nothing back (the others' leases lapse too, or the TTL bounds them).
+      await this.transport.send(JSON.stringify({ topic, key, from: this.#id }));
+      return;
+    }
+    const seq = peers.nextSeq();
+    const heard = peers.expect(seq);
+    if (!(await this.transport.send(JSON.stringify({ topic, key, from: this.#id, seq })))) peers.abandon(seq);
+    await heard;
   }
 
   on<E extends BusEvent>(event: E, handler: (payload: BusEvents[E]) => void): void {
-    const list = this.handlers.get(event) ?? [];
+    const list = this.#handlers.get(event) ?? [];
     list.push(handler as (payload: never) => void);
-    this.handlers.set(event, list);
-    if (this.receiving) return;
-    this.receiving = true;
-    this.transport.receive((message) => this.deliver(message));
+    this.#handlers.set(event, list);
+    this.#listen();
   }
 
-  /** See BusTransport.generation. */
+  /** This process answers from memory on the strength of the bus: it joins the peers a publisher waits for. */
+  startServing(): void {
+    this.#peers?.startServing();
+  }
+
+  /** See BusTransport.generation; with peers, also null while this process's lease has lapsed. */
   generation(): number | null {
-    return this.transport.generation();
+    const generation = this.transport.generation();
+    const peers = this.#peers;
+    return peers?.serving && !peers.leased() ? null : generation;
   }
 
   async close(): Promise<void> {
+    await this.#peers?.stop();
     await this.transport.close();
   }
 
-  private deliver(message: string): void {
-    let parsed: { topic?: unknown; key?: unknown };
+  #listen(): void {
+    if (this.#receiving) return;
+    this.#receiving = true;
+    this.transport.receive((message) => this.#receive(message));
+  }
+
+  #sendRaw(message: PeerMessage): Promise<boolean> {
+    return this.transport.send(JSON.stringify({ ...message, from: this.#id }));
+  }
+
+  #receive(text: string): void {
+    let message: WireMessage;
     try {
-      parsed = JSON.parse(message) as { topic?: unknown; key?: unknown };
+      message = JSON.parse(text) as WireMessage;
     } catch {
       return; // Not one of ours.
     }
-    const event = typeof parsed.topic === 'string' ? eventOfTopic.get(parsed.topic) : undefined;
-    if (event === undefined || typeof parsed.key !== 'string') return;
-    const payload = wire[event].payload(parsed.key);
-    for (const handler of this.handlers.get(event) ?? []) handler(payload as never);
+    const { topic, key, from } = message;
+    if (typeof topic !== 'string' || typeof key !== 'string') return;
+    const seq = Number.isSafeInteger(message.seq) ? (message.seq as number) : undefined;
+    // Already delivered when it was published.
+    if (from === this.#id) return this.#peers?.echoed(topic, key, seq);
+    if (topic === 'peer' || topic === 'ack') {
+      if (typeof from === 'string') this.#peers?.heard(from, topic, key);
+      return;
+    }
+    const event = eventOfTopic.get(topic);
+    if (event !== undefined) this.#deliver(event, key);
+    if (seq !== undefined && typeof from === 'string') this.#peers?.handled(from, seq);
+  }
+
+  #deliver(event: BusEvent, key: string): void {
+    const payload = wire[event].payload(key);
+    for (const handler of this.#handlers.get(event) ?? []) handler(payload as never);
   }
 }
 
@@ -103,6 +182,7 @@ export function inProcessTransport(): BusTransport {
   return {
     send: async (message) => {
       for (const receiver of receivers) receiver(message);
+      return true;
     },
     receive: (handler) => void receivers.push(handler),
     generation: () => 0,

@@ -4,8 +4,10 @@
  * generation after each resubscription (messages sent meanwhile were lost).
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { PostgresNotices, postgresBusTransport } from '../../src/db/pg-notices.js';
 import { RedisWatch, redisTransport } from '../../src/db/redis.js';
 import type { BusTransport } from '../../src/events/bus.js';
+import { createTestDatabase, databaseKinds } from '../helpers/databases.js';
 import { type PrivateRedis, startPrivateRedis } from '../helpers/private-services.js';
 
 const redisUrl = inject('redisUrl');
@@ -58,5 +60,60 @@ describe.runIf(redisUrl)('the Redis bus transport', () => {
     });
     expect(heard.map((m) => (JSON.parse(m) as { key: string }).key)[0]).toBe('1:0xaa');
     expect(heard.slice(1).every((m) => (JSON.parse(m) as { key: string }).key === '1:0xbb')).toBe(true);
+  });
+});
+
+/**
+ * The bus's peers (src/events/bus-peers.ts) rely on every process hearing every message, its own
+ * included, in one order: checked on the real transports, two processes sending at once.
+ */
+interface OpenedTransports {
+  transports: BusTransport[];
+  close(): Promise<void>;
+  listen?(): Promise<void>;
+}
+const transports = [
+  ...(redisUrl ? [{ name: 'Redis', open: async (): Promise<OpenedTransports> => ({ transports: [redisTransport(redisUrl, new RedisWatch(quiet)), redisTransport(redisUrl, new RedisWatch(quiet))], close: async () => {} }) }] : []),
+  ...(databaseKinds.includes('postgres')
+    ? [
+        {
+          name: 'LISTEN/NOTIFY',
+          open: async (): Promise<OpenedTransports> => {
+            const test = await createTestDatabase('postgres');
+            const databases = [test.open(), test.open()];
+            const notices = databases.map((database) => new PostgresNotices(database, quiet));
+            return {
+              transports: databases.map((database, i) => postgresBusTransport(notices[i]!, database)),
+              close: async () => {
+                for (const database of databases) await database.close();
+                await test.drop();
+              },
+              listen: async () => void (await Promise.all(notices.map((n) => n.listen()))),
+            };
+          },
+        },
+      ]
+    : []),
+];
+
+describe.each(transports)('the $name bus transport', ({ open }) => {
+  it('delivers every message to every process, the sender included, in one order', async () => {
+    const opened = await open();
+    const heard: string[][] = [[], []];
+    try {
+      opened.transports.forEach((transport, i) => transport.receive((message) => heard[i]!.push(message)));
+      await opened.listen?.();
+      await waitFor('both hearing', () => opened.transports.every((t) => t.generation() !== null));
+      const sent = await Promise.all(
+        Array.from({ length: 40 }, (_, n) => opened.transports[n % 2]!.send(JSON.stringify({ topic: 'score', key: `1:${n}`, from: `p${n % 2}` }))),
+      );
+      expect(sent.every(Boolean)).toBe(true);
+      await waitFor('every message twice', () => heard.every((messages) => messages.length === 40));
+      expect(heard[0]).toEqual(heard[1]);
+      expect(new Set(heard[0]).size).toBe(40);
+    } finally {
+      for (const transport of opened.transports) await transport.close();
+      await opened.close();
+    }
   });
 });

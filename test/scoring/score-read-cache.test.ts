@@ -56,6 +56,12 @@ async function twoProcesses(kind: DatabaseKind, env: Record<string, string>, cle
   a.ctx.worker.start();
   cleanups.push(() => a.ctx.worker.stop());
   const { scorer, key } = await seedAccount(a.ctx, { tier: 4 });
+  // Each answers from memory once it hears the others (on PostgreSQL: once its first ping came back).
+  const deadline = Date.now() + 10_000;
+  while (a.ctx.bus.generation() === null || b.ctx.bus.generation() === null) {
+    if (Date.now() > deadline) throw new Error('the processes never heard each other');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   return { a, b, scorer, key };
 }
 

@@ -31,7 +31,8 @@ interface Entry {
  * Only finished records (DONE, ERROR) are kept. Every write of a score row announces
  * `scoreChanged` on the bus after it commits and before it is acknowledged (the submission's
  * answer, the job's settled signal, the v2 response), and every process drops its entry on
- * hearing it. A read that raced an invalidation is not stored (a generation counter, taken
+ * hearing it; on a bus with peers the publish resolves only once every process answering from
+ * memory has heard it (events/bus-peers.ts). A read that raced an invalidation is not stored (a generation counter, taken
  * before the read), so a slow read of the old row can never put it back. Other processes' writes
  * are seen through `epoch`: while it cannot vouch for them the cache is bypassed, and when it
  * moves (another SQLite process committed, the notice connection came back) it is emptied.
