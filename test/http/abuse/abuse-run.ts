@@ -329,7 +329,7 @@ export class AbuseRun {
 export function itSpentNoMoreThanTheCpuBudget(kind: DatabaseKind, run: AbuseRun, minRequests: number): void {
   it('spent no more than the CPU budget on any request', async () => {
     const worst = run.cpu.worst();
-    console.log(`${kind}: ${run.cpu.count} requests timed; most CPU:\n${worst.map((w) => `  ${w.ms.toFixed(1)} ms  ${w.id}  ${w.request}`).join('\n')}`);
+    console.log(`${kind}: ${run.cpu.count} requests timed; most CPU:\n${worst.map((w) => `  ${w.ms.toFixed(1)} ms${w.fullGcMs > 0 ? ` (${w.fullGcMs.toFixed(1)} ms in full GC)` : ''}  ${w.id}  ${w.request}`).join('\n')}`);
     expect(run.cpu.count).toBeGreaterThan(minRequests);
     // A refused outlier is sent again to fresh apps: only a request that costs too much every time fails.
     const over = await run.cpu.confirmedOver(CPU_BUDGET_MS, () => run.freshApp());

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { CpuCosts } from '../../helpers/abuse/cpu-costs.js';
 import type { AbuseRequest, AbuseResponse } from '../../helpers/abuse/requests.js';
@@ -54,5 +56,32 @@ describe('CPU outliers of the abuse run', () => {
     expect(over).toHaveLength(1);
     expect(over[0]!.ms).toBeGreaterThan(50);
     expect(await costs.confirmedOver(50, freshApp(1, 500).make)).toEqual([]);
+  });
+
+  it('takes the full garbage collections a request met out of its cost, and nothing else', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A heap worth collecting: each full collection of it takes milliseconds.
+    const heap = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `x${i}` }));
+    const costs = new CpuCosts();
+    const collected = await costs.measure('signed in', post, async () => {
+      for (let i = 0; i < 5; i++) gc();
+      return { statusCode: 200, headers: {}, body: '' };
+    });
+    expect(collected.statusCode).toBe(200);
+    const busy = await costs.measure('busy', post, async () => {
+      burn(30);
+      return { statusCode: 200, headers: {}, body: '' };
+    });
+    expect(busy.statusCode).toBe(200);
+    // The collections are reported a moment later.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [first, second] = costs.worst();
+    const gcCase = [first, second].find((w) => w!.id === 'signed in')!;
+    expect(heap.length).toBe(300_000);
+    expect(gcCase.fullGcMs).toBeGreaterThan(5);
+    // Replays are refused (a used nonce): only what was measured counts.
+    const over = await costs.confirmedOver(5, freshApp(1, 409).make);
+    expect(over.map((o) => o.id)).toEqual(['busy']);
   });
 });
