@@ -73,10 +73,9 @@ export async function createAppContext(config: Config, database: Database, optio
   // Scoring jobs announce themselves through the database, never through Redis.
   const signals = jobSignals(database, notices);
   // An HTTP process hears the others from the start: the score cache trusts itself only then.
-  if (options.http) {
-    void notices?.listen();
-    bus.startServing();
-  }
+  // A process whose writes wait for the peers hears the bus too (else each would wait a lease).
+  if (options.http || cacheOnBus) void notices?.listen();
+  if (options.http) bus.startServing();
   const catalogue = loadCatalogue(config.stampCatalogueFile ?? undefined);
   // The development issuer exists only in development; production never creates or trusts it.
   const devIssuerKey = config.env === 'development' ? await loadOrCreateIssuerKey(config.dataDir) : null;

@@ -85,11 +85,13 @@ export class EventBus {
     private readonly transport: BusTransport,
     options: EventBusOptions = {},
   ) {
-    this.#peers = options.peers ? new BusPeers(this.#id, (message) => this.#sendRaw(message), options.peers, options.now) : null;
-    // Acks and pings arrive whether or not anything here listens for events.
-    if (this.#peers) this.#listen();
-    // A member's lease starts with its first ping heard back: sent as soon as it can be.
-    if (this.#peers) transport.onConnected?.(() => this.#peers?.pingNow());
+    const canHear = () => transport.generation() !== null;
+    this.#peers = options.peers ? new BusPeers(this.#id, (message) => this.#sendRaw(message), canHear, options.peers, options.now) : null;
+    if (this.#peers) {
+      // Acks and pings arrive whether or not anything here listens for events.
+      this.#listen();
+      transport.onConnected?.(() => this.#peers?.connected());
+    }
   }
 
   /**
@@ -100,16 +102,11 @@ export class EventBus {
     const { topic, key: keyOf } = wire[event];
     const key = keyOf(payload);
     this.#deliver(event, key);
-    const peers = this.#peers;
-    if (!peers || this.transport.generation() === null) {
-      // Nobody can be waited for while this process hears nothing back (the others' leases lapse too, or the TTL bounds them).
+    if (!this.#peers) {
       await this.transport.send(JSON.stringify({ topic, key, from: this.#id }));
       return;
     }
-    const seq = peers.nextSeq();
-    const heard = peers.expect(seq);
-    if (!(await this.transport.send(JSON.stringify({ topic, key, from: this.#id, seq })))) peers.abandon(seq);
-    await heard;
+    await this.#peers.publish((seq) => this.transport.send(JSON.stringify({ topic, key, from: this.#id, seq })));
   }
 
   on<E extends BusEvent>(event: E, handler: (payload: BusEvents[E]) => void): void {
@@ -128,7 +125,7 @@ export class EventBus {
   generation(): number | null {
     const generation = this.transport.generation();
     const peers = this.#peers;
-    return peers?.serving && !peers.leased() ? null : generation;
+    return peers && (peers.stopped || (peers.serving && !peers.leased())) ? null : generation;
   }
 
   async close(): Promise<void> {

@@ -14,18 +14,20 @@ class Broker {
   readonly subscribers: Subscriber[] = [];
   up = true;
 
-  transport(): { transport: BusTransport; subscriber: Subscriber } {
-    const subscriber = new Subscriber();
+  transport(deaf = false): { transport: BusTransport; subscriber: Subscriber } {
+    const subscriber = new Subscriber(deaf);
     this.subscribers.push(subscriber);
     const transport: BusTransport = {
       send: async (message) => {
         await Promise.resolve();
-        if (!this.up) return false;
+        if (subscriber.sendDelayMs > 0) await sleep(subscriber.sendDelayMs);
+        if (!this.up || subscriber.closed) return false;
         for (const s of this.subscribers) s.enqueue(message);
         return true;
       },
       receive: (handler) => void subscriber.handlers.push(handler),
-      generation: () => (this.up ? 1 : null),
+      generation: () => (this.up && !subscriber.deaf ? subscriber.generation : null),
+      onConnected: (handler) => void subscriber.connected.push(handler),
       close: async () => {
         subscriber.closed = true;
       },
@@ -34,14 +36,20 @@ class Broker {
   }
 }
 
+/** One process's connection to the broker: deliveries can be held back, or not heard at all (deaf). */
 class Subscriber {
   readonly handlers: ((message: string) => void)[] = [];
+  readonly connected: (() => void)[] = [];
   readonly queue: string[] = [];
   held = false;
   closed = false;
+  generation = 1;
+  sendDelayMs = 0;
+
+  constructor(public deaf: boolean) {}
 
   enqueue(message: string): void {
-    if (this.closed) return;
+    if (this.closed || this.deaf) return;
     this.queue.push(message);
     setImmediate(() => this.flush());
   }
@@ -53,6 +61,21 @@ class Subscriber {
   release(): void {
     this.held = false;
     this.flush();
+  }
+
+  /** Delivers the held messages before the first that `stop` matches, and keeps holding. */
+  releaseBefore(stop: (message: { topic: string; key: string; seq?: number }) => boolean): void {
+    while (this.queue.length > 0 && !stop(JSON.parse(this.queue[0]!) as { topic: string; key: string; seq?: number })) {
+      const message = this.queue.shift()!;
+      for (const handler of this.handlers) handler(message);
+    }
+  }
+
+  /** Starts hearing (again): what was sent meanwhile is gone. */
+  connect(): void {
+    this.deaf = false;
+    this.generation += 1;
+    for (const handler of this.connected) handler();
   }
 
   flush(): void {
@@ -80,8 +103,8 @@ describe('a bus whose publishes wait for the processes answering from memory', (
   });
 
   /** A process: its bus, its deliveries, and the score keys it has heard changed. */
-  function process(broker: Broker, serving: boolean) {
-    const { transport, subscriber } = broker.transport();
+  function process(broker: Broker, serving: boolean, deaf = false) {
+    const { transport, subscriber } = broker.transport(deaf);
     const bus = new EventBus(transport, { peers: timings });
     buses.push(bus);
     const heard: string[] = [];
@@ -203,5 +226,94 @@ describe('a bus whose publishes wait for the processes answering from memory', (
     const acks = sent.map((m) => JSON.parse(m) as { topic: string; key: string }).filter((m) => m.topic === 'ack');
     expect(acks).toHaveLength(1);
     expect(acks[0]!.key.endsWith(':3')).toBe(true);
+  });
+
+  it('lets a member trust its memory from when its ping was sent, so one lease of the publisher covers it', async () => {
+    const { a, b } = await publisherAndMember();
+    b.subscriber.hold();
+    await a.bus.publish('scoreChanged', { scorerId: 8, address: '0xa1' });
+    // B hears its pings sent before the message, not the message: none was sent within a lease.
+    b.subscriber.releaseBefore((m) => m.topic === 'score');
+    expect(b.heard).toEqual([]);
+    expect(b.bus.generation()).toBeNull();
+    b.subscriber.release();
+    expect(b.heard).toEqual(['8:0xa1']);
+  });
+
+  it('keeps waiting for a newer message when a member acknowledged only an older one', async () => {
+    const { a, b } = await publisherAndMember();
+    b.subscriber.hold();
+    const first = track(a.bus.publish('scoreChanged', { scorerId: 8, address: '0xb1' }));
+    const second = track(a.bus.publish('scoreChanged', { scorerId: 8, address: '0xb2' }));
+    await sleep(5);
+    b.subscriber.releaseBefore((m) => m.key === '8:0xb2');
+    await until('the first publish', () => first.settled);
+    await sleep(timings.pingMs * 2);
+    expect(second.settled).toBe(false);
+    b.subscriber.release();
+    await until('the second publish', () => second.settled);
+    expect(b.heard).toEqual(['8:0xb1', '8:0xb2']);
+  });
+
+  it('stops waiting for a member killed without a word once a lease has passed since its last ping', async () => {
+    const { a, b } = await publisherAndMember();
+    // Killed: it neither pings nor hears any more, and says nothing.
+    b.subscriber.closed = true;
+    buses.splice(buses.indexOf(b.bus), 1);
+    const started = performance.now();
+    await a.bus.publish('scoreChanged', { scorerId: 8, address: '0xc1' });
+    expect(performance.now() - started).toBeGreaterThan(timings.leaseMs / 2);
+    const again = performance.now();
+    await a.bus.publish('scoreChanged', { scorerId: 8, address: '0xc2' });
+    expect(performance.now() - again).toBeLessThan(timings.leaseMs / 2);
+  });
+
+  it('waits a lease when the publisher hears nothing though it can send, or its send is slow', async () => {
+    const { a, b } = await publisherAndMember();
+    b.subscriber.hold();
+    a.subscriber.deaf = true;
+    const deafPublish = track(a.bus.publish('scoreChanged', { scorerId: 8, address: '0xd1' }));
+    await sleep(timings.leaseMs / 2);
+    expect(deafPublish.settled).toBe(false);
+    await until('the publish', () => deafPublish.settled);
+    expect(b.heard).toEqual([]);
+    expect(b.bus.generation()).toBeNull();
+  });
+
+  it('waits past a send slower than a lease for the members to acknowledge', async () => {
+    const { a, b } = await publisherAndMember();
+    a.subscriber.sendDelayMs = timings.leaseMs * 1.5;
+    b.subscriber.hold();
+    const published = track(a.bus.publish('scoreChanged', { scorerId: 8, address: '0xe1' }));
+    await sleep(timings.leaseMs * 1.5 + 50);
+    expect(published.settled).toBe(false);
+    b.subscriber.release();
+    await until('the publish', () => published.settled);
+    expect(b.heard).toEqual(['8:0xe1']);
+  });
+
+  it('waits a lease after it began to hear, for members whose pings it has not heard yet', async () => {
+    const broker = new Broker();
+    const b = process(broker, true);
+    await until('B trusting its memory', () => b.bus.generation() !== null);
+    const a = process(broker, false, true);
+    b.subscriber.hold();
+    a.subscriber.connect();
+    const published = track(a.bus.publish('scoreChanged', { scorerId: 8, address: '0xf1' }));
+    await sleep(timings.leaseMs / 2);
+    expect(published.settled).toBe(false);
+    await until('the publish', () => published.settled);
+    expect(b.heard).toEqual([]);
+    expect(b.bus.generation()).toBeNull();
+  });
+
+  it('does not hold writers up for a member that can send but not hear: it stops announcing itself', async () => {
+    const { a, b } = await publisherAndMember();
+    b.subscriber.deaf = true;
+    await sleep(timings.leaseMs + 50);
+    expect(b.bus.generation()).toBeNull();
+    const started = performance.now();
+    await a.bus.publish('scoreChanged', { scorerId: 8, address: '0xa2' });
+    expect(performance.now() - started).toBeLessThan(timings.leaseMs / 2);
   });
 });

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createAppContext } from '../../src/app-context.js';
+import { defaultPeerTimings, type PeerTimings } from '../../src/events/bus-peers.js';
 import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/server.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
@@ -28,9 +29,9 @@ function environment(redis: Record<string, string>): Record<string, string> {
 }
 
 
-async function secondProcess(first: TestApp, env: Record<string, string>) {
+async function secondProcess(first: TestApp, env: Record<string, string>, busPeers: PeerTimings) {
   const config = loadConfig({ ...env, STAMPGATE_ENV: 'development', DATABASE_URL: first.test.url, DATA_DIR: first.ctx.config.dataDir });
-  const ctx = await createAppContext(config, first.test.open(), { http: true });
+  const ctx = await createAppContext(config, first.test.open(), { http: true, busPeers });
   await ctx.signals.listen();
   const app = await buildServer(ctx, { logger: false });
   return { app, ctx, close: async () => (await app.close(), await ctx.close()) };
@@ -47,11 +48,11 @@ async function listen(app: FastifyInstance): Promise<(path: string, key: string)
 }
 
 /** A (API and the only scoring worker) and B (a pure API process) on one database, both listening for notices. */
-async function twoProcesses(kind: DatabaseKind, env: Record<string, string>, cleanups: (() => Promise<void>)[]) {
-  const a = await createTestApp(kind, env);
+async function twoProcesses(kind: DatabaseKind, env: Record<string, string>, cleanups: (() => Promise<void>)[], busPeers: PeerTimings) {
+  const a = await createTestApp(kind, env, { busPeers });
   cleanups.push(a.close);
   await a.ctx.signals.listen();
-  const b = await secondProcess(a, env);
+  const b = await secondProcess(a, env, busPeers);
   cleanups.push(b.close);
   a.ctx.worker.start();
   cleanups.push(() => a.ctx.worker.stop());
@@ -74,7 +75,8 @@ describe.each(setups)('score read cache across two processes on $kind, changes h
   const env = environment(redis);
 
   it('never answers the old score from the other process after a submission through one is acknowledged', async () => {
-    const { a, b, scorer, key } = await twoProcesses(kind, env, cleanups);
+    // The production timings: a busy test process must not lapse a lease.
+    const { a, b, scorer, key } = await twoProcesses(kind, env, cleanups, defaultPeerTimings);
     const address = `0x${'5c'.repeat(20)}`;
     const readA = await listen(a.app);
     const readB = await listen(b.app);
@@ -113,7 +115,8 @@ describe.each(databaseKinds.filter((kind) => kind === 'postgres'))('score read c
   const env = environment({});
 
   it('reads the database while it cannot hear the other process, and empties itself when it can again', async () => {
-    const { a, b, scorer, key } = await twoProcesses(kind, env, cleanups);
+    // A short lease: A, deaf too, waits one after each write, less than B's first reconnection delay.
+    const { a, b, scorer, key } = await twoProcesses(kind, env, cleanups, { pingMs: 20, leaseMs: 150 });
     const address = `0x${'6d'.repeat(20)}`;
     const readB = await listen(b.app);
     const path = `/registry/score/${scorer.id}/${address}`;
