@@ -24,6 +24,7 @@ import { packageVersion } from './version.js';
 import { portalRoutes } from './portal/portal-routes.js';
 import { keyUsageObserver } from './portal/session-auth.js';
 import { observeResponses, type ResponseObserver } from './http/response-observers.js';
+import { CoalescedResponse } from './http/coalesced-writes.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -48,7 +49,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     // Forwarded headers only from the configured proxies: from anyone else they would let each
     // request pick its own client address and so its own per-IP budget.
     trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
-    ...serverTimeouts(ctx.config),
+    ...serverOptions(ctx.config),
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -96,7 +97,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   if (metrics) {
     if (ctx.config.metricsPublic) metrics.serve(app);
     if (ctx.config.metricsPort !== null) {
-      const listener = Fastify({ logger: false, ...serverTimeouts(ctx.config) });
+      const listener = Fastify({ logger: false, ...serverOptions(ctx.config) });
       registerErrorHandling(listener);
       metrics.serve(listener);
       metricsListeners.set(app, listener);
@@ -147,12 +148,13 @@ export async function listen(app: FastifyInstance, config: Config): Promise<void
 }
 
 /**
- * Node's server timeouts: without them a client that sends its headers a byte at a time, or
- * never finishes its body, holds a connection (and its memory) for as long as it likes. Node
+ * Node's server options. Timeouts: without them a client that sends its headers a byte at a time,
+ * or never finishes its body, holds a connection (and its memory) for as long as it likes. Node
  * looks for overdue connections every `connectionsCheckingInterval` (30 s by default), which
- * would stretch a 10 s headers timeout to 40 s: look at least every second.
+ * would stretch a 10 s headers timeout to 40 s: look at least every second. Responses: the
+ * answers of one event-loop turn are written together (CoalescedResponse).
  */
-function serverTimeouts(config: Config) {
+function serverOptions(config: Config) {
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError([
       `HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}): the headers are part of the request`,
@@ -166,6 +168,7 @@ function serverTimeouts(config: Config) {
       headersTimeout: config.headersTimeoutMs,
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+      ServerResponse: CoalescedResponse,
     },
   };
 }
