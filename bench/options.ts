@@ -28,6 +28,8 @@ export interface BenchSettings {
   rate: number | null;
   /** Rounds of each case judged as a ratio to the ceiling, each followed by a ceiling window (bench/paired-rounds.ts). */
   rounds: number;
+  /** A results file of the issue's code benched on this machine, to judge the absolute targets against too (bench/baseline.ts). */
+  baselineFile: string | null;
 }
 
 export const usageText = `usage: npm run bench -- [options]
@@ -49,6 +51,10 @@ export const usageText = `usage: npm run bench -- [options]
   --rounds N         rounds of the cases judged as a ratio to the ceiling (single score, cached list),
                      each followed at once by a window of the ceiling; the median round is judged
                      (BENCH_ROUNDS, 3; 1 with --profile)
+  --baseline FILE    also judge the absolute targets (submission p50, uncached list) as the issue's
+                     improvement factors over FILE: the bench/results/latest.json written on this
+                     machine by npm run bench in a checkout of the issue's code (d9ebbc1); the issue's
+                     own figures were measured on a machine of another speed (BENCH_BASELINE)
   --help             this text
 
 Environment (all optional; an option wins over its variable):
@@ -64,6 +70,7 @@ Environment (all optional; an option wins over its variable):
   BENCH_PROFILE          1 = --profile (BENCH_CPU_PROF=1, its former name, too)
   BENCH_RATE             requests per second offered (--rate; unset: flat out)
   BENCH_ROUNDS           rounds of the paired cases (--rounds; 3)
+  BENCH_BASELINE         results file of the issue's code on this machine (--baseline)
   BENCH_NODE_FLAGS       extra Node flags of the server child, space-separated (--perf-basic-prof for perf)
 Any other Stampgate setting (SUBMIT_WAIT_MS, …) is passed through to the server.`;
 
@@ -100,6 +107,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
   let seconds = env.BENCH_SECONDS;
   let rate = env.BENCH_RATE;
   let rounds = env.BENCH_ROUNDS;
+  let baselineFile = env.BENCH_BASELINE?.trim() || null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -116,6 +124,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     else if (flag === '--seconds') seconds = value();
     else if (flag === '--rate') rate = value();
     else if (flag === '--rounds') rounds = value();
+    else if (flag === '--baseline') baselineFile = value();
     else throw new UsageError(`unknown option ${arg}`);
   }
 
@@ -144,5 +153,6 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): BenchSett
     profileTop: intFrom('--top', top, 20, 1),
     rate: rate === undefined || rate.trim() === '' ? null : intFrom('--rate', rate, 0, 1),
     rounds: profile ? 1 : intFrom('--rounds', rounds, 3, 1),
+    baselineFile,
   };
 }

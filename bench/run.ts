@@ -43,6 +43,7 @@ import { brokenCases, type CaseRecord, resultsTable, titles } from './report.js'
 import { writeResultsFile } from './results-file.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
+import { judgeAgainstBaseline, readBaseline } from './baseline.js';
 import { runWebhookCases } from './webhook-delivery.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
@@ -66,6 +67,8 @@ function readSettings(): BenchSettings {
 }
 
 const settings = readSettings();
+// Read before the run, so that a wrong file is told at once rather than after it.
+const baseline = settings.baselineFile === null ? null : readBaseline(settings.baselineFile);
 
 // ---------------------------------------------------------------------------
 // Servers under test: a child process (default) or this process
@@ -346,6 +349,7 @@ async function main(): Promise<number> {
   // Issue 17's targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
   const targetResults = judge(records, settings.databases, settings.cases, settings.rate);
+  if (baseline && settings.rate === null) targetResults.push(...judgeAgainstBaseline(records, baseline, settings.databases, settings.cases));
   if (ceiling) {
     console.log(
       `Targets of issue 17. The run's first ceiling: ${Math.round(ceiling.result.rps)} req/s, p50 ${ceiling.result.latencyMs.p50.toFixed(2)} ms; ` +
