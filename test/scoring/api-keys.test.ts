@@ -48,6 +48,28 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
     await expect(keys.authenticate(undefined)).rejects.toMatchObject({ code: 'missing_api_key', status: 401 });
   });
 
+  it('after a key is verified from memory, refuses every other secret of its prefix and still takes the key', async () => {
+    let now = 1_000_000;
+    const keys = service(5000, () => now);
+    const { key } = await keys.create(accountId, { tier: 2 });
+    await expect(keys.authenticate(key)).resolves.toMatchObject({ tier: 2 });
+    expect(keys.cachedCaller(key)).toMatchObject({ tier: 2 });
+    const [prefix, secret] = key.split('.') as [string, string];
+    const last = secret.at(-1) === 'A' ? 'B' : 'A';
+    const first = secret[0] === 'A' ? 'B' : 'A';
+    for (const forged of [`${prefix}.${secret.slice(0, -1)}${last}`, `${prefix}.${first}${secret.slice(1)}`, `${prefix}.${'A'.repeat(43)}`]) {
+      expect(() => keys.cachedCaller(forged)).toThrow(expect.objectContaining({ code: 'invalid_api_key' }));
+      await expect(keys.authenticate(forged)).rejects.toMatchObject({ code: 'invalid_api_key' });
+      expect(keys.cachedCaller(key)).toMatchObject({ tier: 2 });
+    }
+    // A longer or shorter text never equals the key.
+    expect(() => keys.cachedCaller(`${key}x`)).not.toThrow();
+    expect(keys.cachedCaller(`${key}x`)).toBeUndefined();
+    now += 5001;
+    expect(keys.cachedCaller(key)).toBeUndefined();
+    await expect(keys.authenticate(key)).resolves.toMatchObject({ tier: 2 });
+  });
+
   it('refuses a revoked key, and revoking twice or an unknown prefix is an error', async () => {
     const keys = service();
     const { key, apiKey } = await keys.create(accountId);

@@ -225,12 +225,18 @@ interface KnownKey {
   hash: string | null;
   caller: Caller | null;
   readAt: number;
+  /**
+   * The full key last presented that matched `hash`, kept with the entry (in this process's memory
+   * only, dropped with it): the same key presented again is compared with it in constant time
+   * instead of being hashed again (SHA-256 was 3.6 % of a cached score read).
+   */
+  verified: string | null;
 }
 
-const unknownKey: KnownKey = { hash: null, caller: null, readAt: 0 };
+const unknownKey: KnownKey = Object.freeze({ hash: null, caller: null, readAt: 0, verified: null }) as KnownKey;
 
 function knownKey(row: ApiKeyRow | undefined, readAt: number): KnownKey {
-  if (!row || row.revoked_at !== null) return { hash: null, caller: null, readAt };
+  if (!row || row.revoked_at !== null) return { hash: null, caller: null, readAt, verified: null };
   const caller: Caller = {
     keyId: row.id,
     accountId: row.account_id,
@@ -238,26 +244,28 @@ function knownKey(row: ApiKeyRow | undefined, readAt: number): KnownKey {
     tier: row.tier as Tier,
     permissions: Object.freeze(permissionsFromColumns(row)),
   };
-  return { hash: row.key_hash, caller: Object.freeze(caller), readAt };
+  return { hash: row.key_hash, caller: Object.freeze(caller), readAt, verified: null };
 }
 
-/** The key's caller when `presented` is that key (hashes compared in constant time), else 401. */
+/** The key's caller when `presented` is that key (compared in constant time), else 401. */
 function callerOf(known: KnownKey, presented: string): Caller {
+  if (known.caller !== null && known.verified !== null && sameText(known.verified, presented)) return known.caller;
   // Hashed whatever was found, so that an unknown prefix answers no sooner than a wrong secret.
   const actual = hashApiKey(presented);
-  if (!known.hash || !known.caller || !sameHex(known.hash, actual)) {
+  if (!known.hash || !known.caller || !sameText(known.hash, actual)) {
     throw new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
   }
+  known.verified = presented;
   return known.caller;
 }
 
 /**
- * Constant-time equality of two hex digests: every character is compared whatever the first
- * difference. In place of `timingSafeEqual` on Buffers: Node makes a digest into a Buffer at
- * about three times the cost of the hex string (0.7 against 0.3 µs), and this check runs on
- * every API request.
+ * Constant-time equality of two strings of one alphabet (hex digests, keys): every character is
+ * compared whatever the first difference. In place of `timingSafeEqual` on Buffers: Node makes a
+ * digest into a Buffer at about three times the cost of the hex string (0.7 against 0.3 µs), and
+ * this check runs on every API request.
  */
-function sameHex(expected: string, actual: string): boolean {
+function sameText(expected: string, actual: string): boolean {
   if (expected.length !== actual.length) return false;
   let difference = 0;
   for (let i = 0; i < expected.length; i++) difference |= expected.charCodeAt(i) ^ actual.charCodeAt(i);
