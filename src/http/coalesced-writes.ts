@@ -11,9 +11,13 @@ interface HoldableSocket extends Socket {
 const socketUncork = Socket.prototype.uncork;
 const socketDestroy = Socket.prototype.destroy;
 
-/** A server socket's uncork: as usual, except while its finished response is held. */
+/**
+ * A server socket's uncork: as usual, except the last level while its finished response is held.
+ * Nested pairs still balance: the next pipelined answer may take the socket before the flush
+ * (its `cork(); write; uncork()` goes from 2 back to the held 1).
+ */
 function uncorkUnlessHeld(this: HoldableSocket): void {
-  if (this[kHeld]) return;
+  if (this[kHeld] && this.writableCorked === 1) return;
   socketUncork.call(this);
 }
 
@@ -74,24 +78,25 @@ export class CoalescedResponse<Request extends IncomingMessage = IncomingMessage
     }
     const alreadyHeld = socket[kHeld];
     socket[kHeld] = true;
-    let ended = false;
     try {
       // Node's end() writes into the corked socket, then uncorks it: that uncork is the one held.
       super.end(chunk as never, encoding as never, callback as never);
-      ended = true;
     } finally {
-      if (!ended && !alreadyHeld) socket[kHeld] = false;
-    }
-    if (alreadyHeld) return this;
-    if (socket.writableCorked === 0 || socket.destroyed) {
-      socket[kHeld] = false;
-      return this;
-    }
-    held.push(socket);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(writeHeld);
+      // Also when end() threw (a `prefinish` listener, after the held uncork): never left corked.
+      if (!alreadyHeld) hold(socket);
     }
     return this;
+  }
+}
+
+function hold(socket: HoldableSocket): void {
+  if (socket.writableCorked === 0 || socket.destroyed) {
+    socket[kHeld] = false;
+    return;
+  }
+  held.push(socket);
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(writeHeld);
   }
 }

@@ -81,6 +81,23 @@ describe('CoalescedResponse: an ended response leaves at the end of its event-lo
     expect(answer.match(/answer \d for \/r\d/g)).toEqual(['answer 1 for /r1', 'answer 2 for /r2', 'answer 3 for /r3', 'answer 4 for /r4']);
   });
 
+  it('answers a request pipelined behind a body that was flushed before its end()', async () => {
+    // The body leaves with Node's own nextTick uncork; end() later has nothing to write, so the
+    // answer finishes (and the next one takes the socket) before the held flush: a nested
+    // cork/uncork in that window must not be swallowed.
+    const port = await serve((request, response) => {
+      if (request.url === '/fast') return void response.end('fast');
+      response.setHeader('content-length', '5');
+      response.write('hello');
+      setTimeout(() => response.end(), 5);
+    }, CoalescedResponse);
+    const twice = 'GET /stream HTTP/1.1\r\nHost: x\r\n\r\nGET /fast HTTP/1.1\r\nHost: x\r\n\r\n';
+    const answer = await exchange(port, twice, (text) => text.endsWith('fast'));
+    expect(answer.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(answer.indexOf('hello')).toBeLessThan(answer.indexOf('fast'));
+    expect(answer.endsWith('\r\n\r\nfast')).toBe(true);
+  });
+
   it('answers many connections of one turn, each with its own body', async () => {
     const port = await serve((request, response) => response.end(`{"url":"${request.url}"}`), CoalescedResponse);
     const answers = await Promise.all(

@@ -70,6 +70,21 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
     await expect(keys.authenticate(key)).resolves.toMatchObject({ tier: 2 });
   });
 
+  it('drops stale entries, with the key each verified, at the next read of any key', async () => {
+    let now = 1_000_000;
+    const keys = service(5000, () => now);
+    const { key: first } = await keys.create(accountId);
+    const { key: second } = await keys.create(accountId);
+    await keys.authenticate(first);
+    now += 6000;
+    await keys.authenticate(second);
+    // Back within the first entry's TTL: it would answer from memory had it been kept.
+    now -= 6000;
+    expect(keys.cachedCaller(first)).toBeUndefined();
+    now += 6000;
+    expect(keys.cachedCaller(second)).toMatchObject({ accountId });
+  });
+
   it('refuses a revoked key, and revoking twice or an unknown prefix is an error', async () => {
     const keys = service();
     const { key, apiKey } = await keys.create(accountId);

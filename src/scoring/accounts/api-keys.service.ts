@@ -118,7 +118,13 @@ export function apiKeyService(
     if (cached && now - cached.readAt < cacheOptions.ttlMs) return cached;
     const known = knownKey(await repo.findByPrefix(prefix), now);
     if (cacheOptions.ttlMs > 0) {
-      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+      // Re-inserted, so the map runs oldest read first: stale entries (with the last key each
+      // verified) are dropped from its front at every read, not kept until their prefix returns.
+      cache.delete(prefix);
+      for (const [oldest, entry] of cache) {
+        if (now - entry.readAt < cacheOptions.ttlMs && cache.size < maxEntries) break;
+        cache.delete(oldest);
+      }
       cache.set(prefix, known);
     }
     return known;
