@@ -15,6 +15,8 @@ import { giveStamps, testWallet } from '../helpers/stamps.js';
 const alice = testWallet(301).address.toLowerCase();
 const bob = testWallet(302).address.toLowerCase();
 const readsEventLog = (sql: string) => sql.startsWith('select') && sql.includes('from "score_events"');
+/** The process bus's pings and acks (every 25 ms in tests, over NOTIFY on PostgreSQL) may land in any recording. */
+const ofTheWork = (statements: string[]) => statements.filter((sql) => !sql.startsWith('select pg_notify('));
 
 describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
   let t: TestApp;
@@ -43,11 +45,11 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
       { nullifier: 'v1:alice-own', address: alice, expires_at: expires },
       { nullifier: 'v1:bob-own', address: bob, expires_at: expires },
     ]);
-    expect(mixed.statements).toHaveLength(2);
+    expect(ofTheWork(mixed.statements)).toHaveLength(2);
 
     const own = await statementsOf(() => stamps.holdsFor(scorer.id, alice, ['v1:alice-own']));
     expect(own.result).toEqual([{ nullifier: 'v1:alice-own', address: alice, expires_at: expires }]);
-    expect(own.statements).toHaveLength(1);
+    expect(ofTheWork(own.statements)).toHaveLength(1);
     expect((await stamps.holdsFor(scorer.id, bob, ['v1:alice-own'])).map((hold) => hold.address)).toEqual([alice]);
   });
 
