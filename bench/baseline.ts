@@ -37,6 +37,17 @@ export function readBaseline(file: string): Baseline {
   return { file, commit: typeof document.commit === 'string' ? document.commit : null, cases };
 }
 
+/** `--baseline FILE` read before the run: a file that cannot be read ends the bench at once (exit 2), as a bad option does. */
+export function readBaselineOrExit(file: string | null): Baseline | null {
+  if (file === null) return null;
+  try {
+    return readBaseline(file);
+  } catch (error) {
+    console.error(`--baseline ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(2);
+  }
+}
+
 const databaseLabel: Record<DatabaseKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** The targets that are absolute figures in the issue, as improvement factors over the issue's own figure. */

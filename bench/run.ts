@@ -43,7 +43,7 @@ import { brokenCases, type CaseRecord, resultsTable, titles } from './report.js'
 import { writeResultsFile } from './results-file.js';
 import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
-import { judgeAgainstBaseline, readBaseline } from './baseline.js';
+import { judgeAgainstBaseline, readBaselineOrExit } from './baseline.js';
 import { runWebhookCases } from './webhook-delivery.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
@@ -68,7 +68,7 @@ function readSettings(): BenchSettings {
 
 const settings = readSettings();
 // Read before the run, so that a wrong file is told at once rather than after it.
-const baseline = settings.baselineFile === null ? null : readBaseline(settings.baselineFile);
+const baseline = readBaselineOrExit(settings.baselineFile);
 
 // ---------------------------------------------------------------------------
 // Servers under test: a child process (default) or this process

@@ -4,34 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { judgeAgainstBaseline, readBaseline } from '../../bench/baseline.js';
 import type { CaseRecord } from '../../bench/report.js';
+import { benchWindow } from '../helpers/bench-records.js';
 
-function measured(name: CaseRecord['case'], database: 'sqlite' | 'postgres', rps: number, p50: number): CaseRecord {
-  return {
-    case: name,
-    title: name,
-    database,
-    result: {
-      requests: rps * 10,
-      durationSeconds: 10,
-      rps,
-      latencyMs: { p50, p90: p50, p99: p50, max: p50, mean: p50 },
-      autocannon: { rpsAverage: rps, p50, p99: p50 },
-      errors: 0,
-      timeouts: 0,
-      non2xx: 0,
-      statusCodes: { '200': rps * 10 },
-      bodyProblems: {},
-      bodiesChecked: 200,
-      warmup: { requests: 0, non2xx: 0, errors: 0 },
-    },
-    serverUsage: null,
-    machine: null,
-    after: null,
-    profiled: false,
-    pairedCeiling: null,
-    rounds: [],
-  };
-}
+const measured = (name: CaseRecord['case'], database: 'sqlite' | 'postgres', rps: number, p50Ms: number): CaseRecord => benchWindow(name, rps, { database, p50Ms });
 
 describe('absolute targets against the issue code benched on the same machine (bench --baseline)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));

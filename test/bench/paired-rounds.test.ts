@@ -2,36 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { medianRound, roundsText } from '../../bench/paired-rounds.js';
 import type { CaseRecord } from '../../bench/report.js';
 import { judge } from '../../bench/verdicts.js';
+import { benchWindow } from '../helpers/bench-records.js';
 
 /** A measured window: `rps` requests per second over 10 s, `cpuMs` of server CPU over it. */
-function window(name: CaseRecord['case'], rps: number, cpuMs: number, pairedCeiling: CaseRecord | null = null): CaseRecord {
-  const requests = rps * 10;
-  return {
-    case: name,
-    title: name,
-    database: name === 'ceiling' ? '-' : 'sqlite',
-    result: {
-      requests,
-      durationSeconds: 10,
-      rps,
-      latencyMs: { p50: 0.3, p90: 0.5, p99: 1, max: 2, mean: 0.3 },
-      autocannon: { rpsAverage: rps, p50: 0, p99: 1 },
-      errors: 0,
-      timeouts: 0,
-      non2xx: 0,
-      statusCodes: { '200': requests },
-      bodyProblems: {},
-      bodiesChecked: 200,
-      warmup: { requests: 0, non2xx: 0, errors: 0 },
-    },
-    serverUsage: { cpuUserMs: cpuMs, cpuSystemMs: 0, eventLoopUtilization: 1, wallMs: 10_000 },
-    machine: null,
-    after: null,
-    profiled: false,
-    pairedCeiling,
-    rounds: [],
-  };
-}
+const window = (name: CaseRecord['case'], rps: number, cpuMs: number, pairedCeiling: CaseRecord | null = null): CaseRecord =>
+  benchWindow(name, rps, { cpuMs, pairedCeiling });
 
 describe('paired rounds (bench)', () => {
   const ceilingAt = (rps: number) => window('ceiling', rps, rps * 10 * 0.025); // 25 µs per request
