@@ -25,6 +25,7 @@ import { portalRoutes } from './portal/portal-routes.js';
 import { keyUsageObserver } from './portal/session-auth.js';
 import { observeResponses, type ResponseObserver } from './http/response-observers.js';
 import { CoalescedResponse } from './http/coalesced-writes.js';
+import { buildResponseSerializer } from './http/response-serializers.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -170,5 +171,6 @@ function serverOptions(config: Config) {
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
       ServerResponse: CoalescedResponse,
     },
+    schemaController: { compilersFactory: { buildSerializer: buildResponseSerializer } },
   };
 }

@@ -17,13 +17,20 @@ function faults(mode: 'raised' | 'default'): number {
   return Number(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', child, mode], { env, encoding: 'utf8' }));
 }
 
+/** The middle of three runs: how often glibc trims the top depends on when the collector frees, and a run varies. */
+function medianFaults(mode: 'raised' | 'default'): number {
+  const runs = [faults(mode), faults(mode), faults(mode)].sort((a, b) => a - b);
+  return runs[1]!;
+}
+
 describe('the allocator of a server process', () => {
   it.runIf(process.platform === 'linux')('faults far fewer fresh pages for 100 KB bodies once the threshold is raised', () => {
-    const unraised = faults('default');
-    const raised = faults('raised');
-    // 5 000 bodies of 25 pages each: ten thousand faults or so without (each trim of the heap's
-    // top is paid again by the next bodies), under a thousand with.
-    expect(unraised).toBeGreaterThan(4_000);
-    expect(raised).toBeLessThan(unraised / 4);
+    const unraised = medianFaults('default');
+    const raised = medianFaults('raised');
+    // 5 000 bodies of 25 pages each. Without: each trim of the heap's top is paid again by the
+    // next bodies (2 400 to 10 000 faults on machines of this kind, run to run); with: the
+    // collector's own, about 900, whatever the run.
+    expect(unraised).toBeGreaterThan(2_000);
+    expect(raised).toBeLessThan(unraised / 2);
   });
 });
