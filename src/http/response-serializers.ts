@@ -22,7 +22,11 @@ function collapseUnion(union: Schema, members: Schema[]): Schema {
   if (rest.length > 0 && rest.every(isPrimitiveLiteral) && rest.every((m) => m.type === rest[0]!.type)) single = { type: rest[0]!.type };
   else if (rest.length === 1 && rest[0]!.anyOf === undefined && rest[0]!.$ref === undefined && !isPrimitiveLiteral(rest[0]!)) single = rest[0]!;
   if (single === null) return { ...union, anyOf: members };
-  return nullable ? { ...single, nullable: true } : single;
+  // The union's own keywords (its `default` above all) are what the serializer reads for the
+  // property; a member's `default` never was.
+  const { anyOf: _members, ...own } = union;
+  const { default: _memberDefault, ...member } = single;
+  return nullable ? { ...member, ...own, nullable: true } : { ...member, ...own };
 }
 
 /** The schema with every union that can be written without a validator collapsed (see collapseUnion); the input is not changed. */
@@ -45,8 +49,9 @@ export function serializableSchema(schema: unknown): unknown {
 
 type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
 
-/** Fastify's own serializer factory (shared schemas, options), given each response schema through serializableSchema. */
+/** Fastify's own serializer factory (shared schemas, options), given each response and shared schema through serializableSchema. */
 export const buildResponseSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compile = SerializerSelector()(externalSchemas, options);
+  const shared = Object.fromEntries(Object.entries(externalSchemas ?? {}).map(([id, schema]) => [id, serializableSchema(schema)]));
+  const compile = SerializerSelector()(shared, options);
   return (route) => compile({ ...route, schema: serializableSchema(route.schema) });
 };
