@@ -111,6 +111,36 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     expect(await events(alice)).toEqual([{ score: '0.52500' }]);
   });
 
+  it('re-reads only the ids of the stored stamps of an address it has read before, and still sees a stamp added, deleted or revoked since', async () => {
+    t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
+    await startWorkerSettled(t.ctx);
+    const { scorer } = await seedAccount(t.ctx);
+    await giveStamps(t.ctx, alice, ['Google', 'Discord']);
+    const stampReads = (statements: string[]) => statements.filter((sql) => sql.startsWith('select') && sql.includes('from "stamps"'));
+    const idsOnly = /^select "id" from "stamps" where/;
+    const submit = () => statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+
+    const first = await submit();
+    expect(first.result).toMatchObject({ status: 'DONE', score: '1.04100' });
+    expect(stampReads(first.statements).some((sql) => !idsOnly.test(sql))).toBe(true);
+
+    const again = await submit();
+    expect(again.result).toMatchObject({ status: 'DONE', score: '1.04100', stamp_scores: first.result.stamp_scores });
+    expect(stampReads(again.statements)).toHaveLength(1);
+    expect(stampReads(again.statements)[0]).toMatch(idsOnly);
+
+    await giveStamps(t.ctx, alice, ['Linkedin']);
+    expect((await submit()).result).toMatchObject({ score: '2.57200' });
+    await t.ctx.database.db.updateTable('stamps').set({ deleted_at: Date.now() }).where('address', '=', alice).where('provider', '=', 'Google').execute();
+    const afterDeletion = await submit();
+    expect(afterDeletion.result).toMatchObject({ score: '2.04700' });
+    expect(stampReads(afterDeletion.statements)).toHaveLength(1);
+    await t.ctx.database.db.updateTable('stamps').set({ revoked_at: Date.now() }).where('address', '=', alice).where('provider', '=', 'Discord').execute();
+    expect((await submit()).result).toMatchObject({ score: '1.53100' });
+    await t.ctx.database.db.updateTable('stamps').set({ deleted_at: null }).where('address', '=', alice).where('provider', '=', 'Google').execute();
+    expect((await submit()).result).toMatchObject({ score: '2.05600' });
+  });
+
   if (kind === 'sqlite') {
     it('answers the live stamps and the holds of the address from covering indexes (SQLite query plans)', async () => {
       t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
@@ -118,16 +148,22 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
       const { scorer } = await seedAccount(t.ctx);
       await giveStamps(t.ctx, alice, ['Google', 'Discord']);
       const { statements } = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
-      const plans = new Map<string, string>();
-      for (const table of ['stamps', 'nullifier_holds']) {
-        const read = statements.find((sql) => sql.startsWith('select') && sql.includes(`from "${table}"`));
-        expect(read, table).toBeDefined();
-        const parameters = Array.from({ length: (read!.match(/\?/g) ?? []).length }, () => 1);
-        const plan = await t.ctx.database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${read}`, parameters));
-        plans.set(table, plan.rows.map((row) => row.detail).join('; '));
-      }
-      expect(plans.get('stamps')).toContain('USING COVERING INDEX stamps_live_scoring_idx');
-      expect(plans.get('nullifier_holds')).toContain('USING COVERING INDEX nullifier_holds_address_idx');
+      const plansOf = async (table: string) => {
+        const reads = statements.filter((sql) => sql.startsWith('select') && sql.includes(`from "${table}"`));
+        const plans: string[] = [];
+        for (const read of reads) {
+          const parameters = Array.from({ length: (read.match(/\?/g) ?? []).length }, () => 1);
+          const plan = await t.ctx.database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${read}`, parameters));
+          plans.push(plan.rows.map((row) => row.detail).join('; '));
+        }
+        return plans;
+      };
+      // A first scoring reads the stamps twice: their ids, then (none known yet) their fields.
+      const stampPlans = await plansOf('stamps');
+      expect(stampPlans).toHaveLength(2);
+      for (const plan of stampPlans) expect(plan).toContain('USING COVERING INDEX stamps_live_scoring_idx');
+      // The holds: the address's own (a range of that index), then the others' of what it does not hold.
+      expect((await plansOf('nullifier_holds'))[0]).toContain('USING COVERING INDEX nullifier_holds_address_idx');
     });
   }
 });

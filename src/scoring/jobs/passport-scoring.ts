@@ -29,9 +29,9 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
   const stamps: CandidateStamp[] = rows.map((row) => ({
     id: String(row.id),
     provider: row.provider,
-    nullifiers: JSON.parse(row.nullifiers) as string[],
-    issuanceDate: new Date(row.issuance_date),
-    expirationDate: new Date(row.expiration_date),
+    nullifiers: row.nullifiers,
+    issuanceDate: new Date(row.issuanceDate),
+    expirationDate: new Date(row.expirationDate),
     valid: trusted.has(row.issuer) ? true : 'issuer is not trusted',
   }));
   const holdRows = await deps.stamps.holdsFor(scorerId, address, [...new Set(stamps.flatMap((s) => s.nullifiers))]);
