@@ -111,18 +111,20 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     expect(await events(alice)).toEqual([{ score: '0.52500' }]);
   });
 
+  const stampReads = (statements: string[]) => statements.filter((sql) => sql.startsWith('select') && sql.includes('from "stamps"'));
+  const idsOnly = /^select "id" from "stamps" where/;
+
   it('re-reads only the ids of the stored stamps of an address it has read before, and still sees a stamp added, deleted or revoked since', async () => {
     t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
     await startWorkerSettled(t.ctx);
     const { scorer } = await seedAccount(t.ctx);
     await giveStamps(t.ctx, alice, ['Google', 'Discord']);
-    const stampReads = (statements: string[]) => statements.filter((sql) => sql.startsWith('select') && sql.includes('from "stamps"'));
-    const idsOnly = /^select "id" from "stamps" where/;
     const submit = () => statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
 
     const first = await submit();
     expect(first.result).toMatchObject({ status: 'DONE', score: '1.04100' });
-    expect(stampReads(first.statements).some((sql) => !idsOnly.test(sql))).toBe(true);
+    expect(stampReads(first.statements)).toHaveLength(1);
+    expect(stampReads(first.statements)[0]).not.toMatch(idsOnly);
 
     const again = await submit();
     expect(again.result).toMatchObject({ status: 'DONE', score: '1.04100', stamp_scores: first.result.stamp_scores });
@@ -130,7 +132,9 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     expect(stampReads(again.statements)[0]).toMatch(idsOnly);
 
     await giveStamps(t.ctx, alice, ['Linkedin']);
-    expect((await submit()).result).toMatchObject({ score: '2.57200' });
+    const added = await submit();
+    expect(added.result).toMatchObject({ score: '2.57200' });
+    expect(stampReads(added.statements).map((sql) => idsOnly.test(sql))).toEqual([true, false]);
     await t.ctx.database.db.updateTable('stamps').set({ deleted_at: Date.now() }).where('address', '=', alice).where('provider', '=', 'Google').execute();
     const afterDeletion = await submit();
     expect(afterDeletion.result).toMatchObject({ score: '2.04700' });
@@ -141,13 +145,35 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     expect((await submit()).result).toMatchObject({ score: '2.05600' });
   });
 
+  it('keeps the stamps of the most recently scored addresses within its bound, and reads an address it let go whole', async () => {
+    t = await createTestApp(kind);
+    const carol = testWallet(303).address.toLowerCase();
+    for (const address of [alice, bob, carol]) await giveStamps(t.ctx, address, ['Google', 'Discord']);
+    const stamps = stampsRepository(t.ctx.database.db, { scoringStampsMax: 4 });
+    const read = async (address: string) => {
+      const { result, statements } = await statementsOf(() => stamps.liveForScoring(address));
+      expect(result.map((stamp) => stamp.provider).sort()).toEqual(['Discord', 'Google']);
+      return stampReads(statements).map((sql) => (idsOnly.test(sql) ? 'ids' : 'whole'));
+    };
+    expect(await read(alice)).toEqual(['whole']);
+    expect(await read(bob)).toEqual(['whole']);
+    expect(await read(alice)).toEqual(['ids']);
+    // Two addresses of two stamps fill the bound: carol's makes the least recently scored (bob) leave.
+    expect(await read(carol)).toEqual(['whole']);
+    expect(await read(alice)).toEqual(['ids']);
+    expect(await read(bob)).toEqual(['whole']);
+    expect(await read(carol)).toEqual(['whole']);
+  });
+
   if (kind === 'sqlite') {
     it('answers the live stamps and the holds of the address from covering indexes (SQLite query plans)', async () => {
       t = await createTestApp(kind, { SUBMIT_WAIT_MS: '20000', SCORING_POLL_MS: '60000' });
       await startWorkerSettled(t.ctx);
       const { scorer } = await seedAccount(t.ctx);
       await giveStamps(t.ctx, alice, ['Google', 'Discord']);
-      const { statements } = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+      const first = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+      const again = await statementsOf(() => t.ctx.scores.submit(scorer.id, alice));
+      const statements = [...first.statements, ...again.statements];
       const plansOf = async (table: string) => {
         const reads = statements.filter((sql) => sql.startsWith('select') && sql.includes(`from "${table}"`));
         const plans: string[] = [];
@@ -158,7 +184,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
         }
         return plans;
       };
-      // A first scoring reads the stamps twice: their ids, then (none known yet) their fields.
+      // A first scoring reads the stamps whole, the next one only their ids.
       const stampPlans = await plansOf('stamps');
       expect(stampPlans).toHaveLength(2);
       for (const plan of stampPlans) expect(plan).toContain('USING COVERING INDEX stamps_live_scoring_idx');

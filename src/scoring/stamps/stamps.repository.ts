@@ -6,20 +6,21 @@ export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'c
 /** Longest nullifier list whose holds query is compiled once (one compiled query per length). */
 const COMPILED_HOLDS_MAX = 64;
 
-/** Stamps whose scoring fields a repository keeps in memory (about 300 bytes each). */
+/** Stamps whose scoring fields a repository keeps in memory by default (a few hundred bytes each). */
 const SCORING_STAMPS_MAX = 100_000;
 
 /** What scoring reads of a stored stamp, its nullifiers parsed: shared by every scoring of it, so frozen. */
 export interface ScoringStamp {
-  id: number;
-  provider: string;
-  issuer: string;
-  nullifiers: readonly string[];
-  issuanceDate: number;
-  expirationDate: number;
+  readonly id: number;
+  readonly provider: string;
+  readonly issuer: string;
+  readonly nullifiers: readonly string[];
+  readonly issuanceDate: number;
+  readonly expirationDate: number;
 }
 
-export function stampsRepository(db: Db) {
+export function stampsRepository(db: Db, options: { scoringStampsMax?: number } = {}) {
+  const scoringStampsMax = options.scoringStampsMax ?? SCORING_STAMPS_MAX;
   // Every scoring (and every v2 score read) runs these, so they are compiled once.
   const liveForScoringQuery = compiledOnce((db: Db, address: string) =>
     db
@@ -34,14 +35,24 @@ export function stampsRepository(db: Db) {
   );
   // A stamp row's scoring fields never change once it is written: a credential digest is stored
   // once per address, a second upsert of it only restores its deletion mark, and ids are never
-  // reused (AUTOINCREMENT, identity). So a re-scoring reads only the ids of the live stamps (from
-  // the same covering index) and takes the rest from here: turning 20 rows of six columns into
-  // JavaScript values cost three times the ids alone, and the nullifiers' JSON was parsed anew.
-  const scoringStamps = new Map<number, ScoringStamp>();
-  function remember(stamp: ScoringStamp): ScoringStamp {
-    if (scoringStamps.size >= SCORING_STAMPS_MAX) scoringStamps.delete(scoringStamps.keys().next().value as number);
-    scoringStamps.set(stamp.id, stamp);
-    return stamp;
+  // reused (AUTOINCREMENT, identity). So the re-scoring of an address read before reads only the
+  // ids of its live stamps (on SQLite from the same covering index) and takes the rest from here:
+  // turning 20 rows of six columns into JavaScript values cost three times the ids alone, and the
+  // nullifiers' JSON was parsed anew. An address not here is read whole at once, as before, so
+  // one past the bound costs no more than it did. Least recently scored addresses leave first.
+  const scoringStamps = new Map<string, Map<number, ScoringStamp>>();
+  let rememberedStamps = 0;
+  function remember(address: string, stamps: ScoringStamp[]): void {
+    forget(address);
+    scoringStamps.set(address, new Map(stamps.map((stamp) => [stamp.id, stamp])));
+    rememberedStamps += stamps.length;
+    while (rememberedStamps > scoringStampsMax && scoringStamps.size > 1) forget(scoringStamps.keys().next().value as string);
+  }
+  function forget(address: string): void {
+    const stamps = scoringStamps.get(address);
+    if (stamps === undefined) return;
+    scoringStamps.delete(address);
+    rememberedStamps -= stamps.size;
   }
   const holdsQueries = new Map<number, ReturnType<typeof holdsQuery>>();
   function holdsQuery(count: number) {
@@ -64,10 +75,10 @@ export function stampsRepository(db: Db) {
     }
     return db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where('nullifier', 'in', nullifiers).execute();
   }
-  /** The live stamps read whole, and remembered (an address with a stamp not seen yet, or evicted). */
+  /** The live stamps read whole, and remembered (an address not read before, evicted, or with a stamp not seen yet). */
   async function readScoringStamps(address: string): Promise<ScoringStamp[]> {
-    return (await liveForScoringQuery(db, address)).rows.map((row) =>
-      remember({
+    const stamps = (await liveForScoringQuery(db, address)).rows.map((row) =>
+      Object.freeze({
         id: row.id,
         provider: row.provider,
         issuer: row.issuer,
@@ -76,6 +87,8 @@ export function stampsRepository(db: Db) {
         expirationDate: row.expiration_date,
       }),
     );
+    remember(address, stamps);
+    return stamps;
   }
 
   return {
@@ -104,13 +117,20 @@ export function stampsRepository(db: Db) {
 
     /** What scoring needs of an address's live stamps: no credential bodies. */
     async liveForScoring(address: string): Promise<ScoringStamp[]> {
-      const known: ScoringStamp[] = [];
+      const known = scoringStamps.get(address);
+      if (known === undefined) return readScoringStamps(address);
+      const live: ScoringStamp[] = [];
       for (const { id } of (await liveIdsQuery(db, address)).rows) {
-        const stamp = scoringStamps.get(id);
+        const stamp = known.get(id);
         if (stamp === undefined) return readScoringStamps(address);
-        known.push(stamp);
+        live.push(stamp);
       }
-      return known;
+      // Most recently scored last: the first key is the next to leave (unless a concurrent read replaced it meanwhile).
+      if (scoringStamps.get(address) === known) {
+        scoringStamps.delete(address);
+        scoringStamps.set(address, known);
+      }
+      return live;
     },
 
     async revoke(filter: { digest?: string; address?: string; provider?: string }, now: number): Promise<number> {
