@@ -149,7 +149,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     t = await createTestApp(kind);
     const carol = testWallet(303).address.toLowerCase();
     for (const address of [alice, bob, carol]) await giveStamps(t.ctx, address, ['Google', 'Discord']);
-    const stamps = stampsRepository(t.ctx.database.db, { scoringStampsMax: 4 });
+    const stamps = stampsRepository(t.ctx.database.db, { scoringStampsMax: 6 });
     const read = async (address: string) => {
       const { result, statements } = await statementsOf(() => stamps.liveForScoring(address));
       expect(result.map((stamp) => stamp.provider).sort()).toEqual(['Discord', 'Google']);
@@ -158,11 +158,20 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     expect(await read(alice)).toEqual(['whole']);
     expect(await read(bob)).toEqual(['whole']);
     expect(await read(alice)).toEqual(['ids']);
-    // Two addresses of two stamps fill the bound: carol's makes the least recently scored (bob) leave.
+    // Two addresses of two stamps fill the bound (each counts its stamps and itself): carol's makes the least recently scored (bob) leave.
     expect(await read(carol)).toEqual(['whole']);
     expect(await read(alice)).toEqual(['ids']);
     expect(await read(bob)).toEqual(['whole']);
     expect(await read(carol)).toEqual(['whole']);
+
+    // An address without live stamps is not kept (any number of them would fill no bound).
+    const nobody = testWallet(304).address.toLowerCase();
+    for (let round = 0; round < 2; round++) {
+      const { result, statements } = await statementsOf(() => stamps.liveForScoring(nobody));
+      expect(result).toEqual([]);
+      expect(stampReads(statements).map((sql) => idsOnly.test(sql))).toEqual([false]);
+    }
+    expect(await read(carol)).toEqual(['ids']);
   });
 
   if (kind === 'sqlite') {

@@ -40,19 +40,23 @@ export function stampsRepository(db: Db, options: { scoringStampsMax?: number } 
   // turning 20 rows of six columns into JavaScript values cost three times the ids alone, and the
   // nullifiers' JSON was parsed anew. An address not here is read whole at once, as before, so
   // one past the bound costs no more than it did. Least recently scored addresses leave first.
+  // An address without live stamps is not kept: reading it whole costs what its ids would, and
+  // keeping it would let any number of distinct addresses fill memory without filling the bound.
+  // Each address kept counts one more than its stamps, so entries are bounded too.
   const scoringStamps = new Map<string, Map<number, ScoringStamp>>();
-  let rememberedStamps = 0;
+  let rememberedWeight = 0;
   function remember(address: string, stamps: ScoringStamp[]): void {
     forget(address);
+    if (stamps.length === 0) return;
     scoringStamps.set(address, new Map(stamps.map((stamp) => [stamp.id, stamp])));
-    rememberedStamps += stamps.length;
-    while (rememberedStamps > scoringStampsMax && scoringStamps.size > 1) forget(scoringStamps.keys().next().value as string);
+    rememberedWeight += stamps.length + 1;
+    while (rememberedWeight > scoringStampsMax && scoringStamps.size > 1) forget(scoringStamps.keys().next().value as string);
   }
   function forget(address: string): void {
     const stamps = scoringStamps.get(address);
     if (stamps === undefined) return;
     scoringStamps.delete(address);
-    rememberedStamps -= stamps.size;
+    rememberedWeight -= stamps.size + 1;
   }
   const holdsQueries = new Map<number, ReturnType<typeof holdsQuery>>();
   function holdsQuery(count: number) {
