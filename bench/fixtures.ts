@@ -101,7 +101,7 @@ export function serverEnv(dataDir: string, databaseUrl: string): Record<string, 
     // Far above what a run can spend, so the rate limit is exercised but never refuses.
     RATE_LIMIT_TIER4: '100000000',
     // The public data API's per-address budget likewise: the load generator is one address.
-    PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+    PUBLIC_RATE_LIMIT_PER_MINUTE: '100000000',
     HOST: '127.0.0.1',
     PORT: '0',
   };

@@ -5,7 +5,8 @@
  * each) and the load generator has the other; every pair of processes is fresh, because one
  * process's JIT decisions can move its figure by up to 10 % for its whole life.
  *
- *   npm run bench:paired -- --b ../other-checkout [--a .] [--b-env NAME=VALUE,...] [--case score|bounties]
+ *   npm run bench:paired -- --b ../other-checkout [--a .] [--b-env NAME=VALUE,...] [--b-node-flags '--flag ...']
+ *                           [--case score|bounties]
  *                           [--rate 5000] [--pairs 4] [--rounds 3] [--seconds 5]
  *
  * Prints B/A per round and their median and geometric mean: 0.90 means B costs 10 % less CPU per
@@ -27,6 +28,8 @@ const { values: options } = parseArgs({
     b: { type: 'string', default: '.' },
     'a-env': { type: 'string', default: '' },
     'b-env': { type: 'string', default: '' },
+    'a-node-flags': { type: 'string', default: '' },
+    'b-node-flags': { type: 'string', default: '' },
     case: { type: 'string', default: 'score' },
     rate: { type: 'string', default: '5000' },
     pairs: { type: 'string', default: '4' },
@@ -53,9 +56,10 @@ interface Server {
   call<T>(request: object): Promise<T>;
 }
 
-function launch(dir: string, env: Record<string, string>): Server {
+function launch(dir: string, env: Record<string, string>, nodeFlags: string): Server {
   const root = resolve(dir);
-  const child = fork(join(root, 'bench/child.ts'), [], { cwd: root, execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const execArgv = ['--import', 'tsx', ...nodeFlags.split(' ').filter(Boolean)];
+  const child = fork(join(root, 'bench/child.ts'), [], { cwd: root, execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let nextId = 1;
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   child.on('message', (message: Reply) => {
@@ -121,8 +125,8 @@ try {
   });
   const ratios: number[] = [];
   for (let pair = 1; pair <= Number(options.pairs); pair++) {
-    const a = launch(options.a, envOf(options['a-env']));
-    const b = launch(options.b, envOf(options['b-env']));
+    const a = launch(options.a, envOf(options['a-env']), options['a-node-flags']);
+    const b = launch(options.b, envOf(options['b-env']), options['b-node-flags']);
     execFileSync('taskset', ['-acp', '1', String(a.child.pid)]);
     execFileSync('taskset', ['-acp', '1', String(b.child.pid)]);
     execFileSync('taskset', ['-acp', '0', String(process.pid)]);

@@ -30,7 +30,7 @@ export const publicdataSettings: Settings<PublicDataConfig> = {
     name: 'PUBLIC_RATE_LIMIT_PER_MINUTE',
     description: 'Requests per minute one client address may make to the public data API (`/api/v0.1/…`, `/grants/…`); more get 429',
     defaultText: '600',
-    parse: integer('PUBLIC_RATE_LIMIT_PER_MINUTE', 1, 1_000_000, 600),
+    parse: integer('PUBLIC_RATE_LIMIT_PER_MINUTE', 1, 100_000_000, 600),
   },
 
   publicCacheMaxBytes: {
