@@ -5,7 +5,7 @@
  * each) and the load generator has the other; every pair of processes is fresh, because one
  * process's JIT decisions can move its figure by up to 10 % for its whole life.
  *
- *   npm run bench:paired -- --b ../other-checkout [--a .] [--b-env NAME=VALUE,...] [--b-node-flags '--flag ...']
+ *   npm run bench:paired -- --b ../other-checkout [--a .] [--b-env NAME=VALUE,...] [--b-node-flags='--flag ...'] (with =: the value starts with --)
  *                           [--case score|bounties]
  *                           [--rate 5000] [--pairs 4] [--rounds 3] [--seconds 5]
  *
