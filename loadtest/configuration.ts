@@ -35,6 +35,8 @@ export interface ConfigResult {
   firstErrors: string[];
   serverErrorLines: string[];
   scoresAfter: Record<string, number>;
+  /** When some score is not DONE after the wait (PostgreSQL): the queue's jobs then, to tell a stuck job from a slow one. */
+  jobsLeft: Record<string, unknown>[] | null;
   /** The mix again while a batch is scored (LOADTEST_BATCH_ADDRESSES), or null. */
   withBatch: BatchWindow<{ seconds: number; kinds: Record<Kind, KindResult> }> | null;
   exits: { label: string; code: number | null; signal: string | null }[];
@@ -185,6 +187,7 @@ export async function runConfig(settings: LoadtestSettings, name: ConfigName, tm
     // Scoring keeps going for submissions that answered PROCESSING; wait for it, then look.
     await waitUntil('the last submissions to be scored', 30_000, async () => allDone(ports[0] as number, scorer.id, key, addresses.length), 250).catch(() => {});
     const scoresAfter = await statusCounts(ports[0] as number, scorer.id, key, addresses.length);
+    const jobsLeft = database && scoresAfter.DONE !== addresses.length ? await queuedJobs(database.url).catch((error: unknown) => [{ error: String(error) }]) : null;
     const withBatch = settings.batchAddresses > 0
       ? await whileBatchRuns(ports[0] as number, scorer.id, key, settings.batchAddresses, async () => {
           const load = await fire(ports, workload, settings.seconds, settings.connections);
@@ -216,6 +219,7 @@ export async function runConfig(settings: LoadtestSettings, name: ConfigName, tm
       firstErrors: load.firstErrors,
       serverErrorLines: procs.flatMap((p) => p.errorLines().map((l) => `${p.label}: ${l.slice(0, 4000)}`)),
       scoresAfter,
+      jobsLeft,
       withBatch,
       exits,
     };
@@ -233,6 +237,24 @@ async function statusCounts(port: number, scorerId: number, key: string, total: 
     for (const item of res.body.items as { status: string }[]) counts[item.status] = (counts[item.status] ?? 0) + 1;
   }
   return counts;
+}
+
+async function queuedJobs(url: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    const now = Date.now();
+    const jobs = await client.query(
+      'select address, state, generation, claimed_generation, attempts, last_error, run_after, lease_expires_at from scoring_jobs order by id limit 20',
+    );
+    return jobs.rows.map((job) => ({
+      ...job,
+      run_after: `${Number(job.run_after) - now} ms from now`,
+      lease_expires_at: job.lease_expires_at === null ? null : `${Number(job.lease_expires_at) - now} ms from now`,
+    }));
+  } finally {
+    await client.end();
+  }
 }
 
 async function allDone(port: number, scorerId: number, key: string, total: number): Promise<boolean> {
