@@ -37,6 +37,8 @@ export interface ConfigResult {
   scoresAfter: Record<string, number>;
   /** When some score is not DONE after the wait (PostgreSQL): the queue's jobs then, to tell a stuck job from a slow one. */
   jobsLeft: Record<string, unknown>[] | null;
+  /** The servers' warnings (a failed job attempt is one), reported with a score left unfinished. */
+  serverWarningLines: string[];
   /** The mix again while a batch is scored (LOADTEST_BATCH_ADDRESSES), or null. */
   withBatch: BatchWindow<{ seconds: number; kinds: Record<Kind, KindResult> }> | null;
   exits: { label: string; code: number | null; signal: string | null }[];
@@ -218,6 +220,7 @@ export async function runConfig(settings: LoadtestSettings, name: ConfigName, tm
       timeouts: load.timeouts,
       firstErrors: load.firstErrors,
       serverErrorLines: procs.flatMap((p) => p.errorLines().map((l) => `${p.label}: ${l.slice(0, 4000)}`)),
+      serverWarningLines: procs.flatMap((p) => p.linesAtLeast(40).map((l) => `${p.label}: ${l.slice(0, 1000)}`)),
       scoresAfter,
       jobsLeft,
       withBatch,

@@ -14,7 +14,12 @@ export type { Exit } from '../test/helpers/processes.js';
 export class Proc extends LoggedProcess {
   /** Log lines at error level or above. */
   errorLines(): string[] {
-    return this.lines.filter((line) => line.startsWith('{') && (JSON.parse(line) as { level?: number }).level! >= 50);
+    return this.linesAtLeast(50);
+  }
+
+  /** Log lines at pino `level` or above (40: warnings). */
+  linesAtLeast(level: number): string[] {
+    return this.lines.filter((line) => line.startsWith('{') && (JSON.parse(line) as { level?: number }).level! >= level);
   }
 }
 

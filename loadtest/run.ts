@@ -145,7 +145,9 @@ async function main(): Promise<number> {
     if (r.all.errors > 0 || r.socketErrors > 0 || r.timeouts > 0) problems.push(`${r.name}: failed requests; first: ${r.firstErrors.join(' | ')}`);
     if (r.serverErrorLines.length > 0) problems.push(`${r.name}: servers logged ${r.serverErrorLines.length} error(s); first: ${r.serverErrorLines[0]}`);
     if (r.scoresAfter.DONE !== settings.addresses) {
-      problems.push(`${r.name}: scores after the run ${JSON.stringify(r.scoresAfter)}${r.jobsLeft ? `; jobs left in the queue ${JSON.stringify(r.jobsLeft)}` : ''}`);
+      const jobs = r.jobsLeft ? `; jobs left in the queue ${JSON.stringify(r.jobsLeft)}` : '';
+      const warnings = `; the servers' warnings: ${r.serverWarningLines.length}${r.serverWarningLines.length > 0 ? `, the first ${r.serverWarningLines.slice(0, 3).join(' | ')}` : ''}`;
+      problems.push(`${r.name}: scores after the run ${JSON.stringify(r.scoresAfter)}${jobs}${warnings}`);
     }
     for (const exit of r.exits) if (exit.code !== 0) problems.push(`${r.name}: ${exit.label} exited ${JSON.stringify(exit)} after SIGTERM`);
   }
