@@ -14,7 +14,7 @@
  *   /api/v0.1/bounties/?is_open=true&experience_level=beginner&order_by=-value_in_eth&limit=50
  */
 import { sql } from 'kysely';
-import type { AppContext } from '../src/app-context.js';
+import type { AppContext } from '../src/app/container.js';
 import type { BountyVocabularyColumns } from '../src/db/tables/bounty-vocabulary.js';
 import type { BountiesTable, BountyStatus } from '../src/db/tables/public-data.js';
 import { bountyPeople } from '../src/publicdata/bounties/bounty-vocabulary-records.js';

@@ -13,14 +13,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAppContext } from '../src/app-context.js';
+import { createAppContext } from '../src/app/container.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { bountiesRepository } from '../src/publicdata/bounties/bounties.repository.js';
 import { parseBountyQuery } from '../src/publicdata/bounties/bounties.service.js';
 import { BOUNTY_ORDER_FIELDS } from '../src/publicdata/bounties/bounty-order.js';
-import { buildServer } from '../src/server.js';
+import { buildServer } from '../src/app/server.js';
 import { seedBounties } from './bounties-seed.js';
 
 const RUNS = 15;

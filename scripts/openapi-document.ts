@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAppContext } from '../src/app-context.js';
+import { createAppContext } from '../src/app/container.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
-import { buildServer } from '../src/server.js';
+import { buildServer } from '../src/app/server.js';
 
 export const committedDocumentPath = fileURLToPath(new URL('../packages/client/openapi.json', import.meta.url));
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AppContext } from '../app-context.js';
+import type { AppContext } from '../app/container.js';
 import { logWorkerEvents } from '../scoring/jobs/scoring-worker.js';
 import { logWebhookWorkerEvents } from '../webhooks/webhook-worker.js';
 import type { IndexRun } from '../staking/staking-indexer.js';

@@ -1,4 +1,4 @@
-import { type AppContext, type ContextOptions, createAppContext } from '../app-context.js';
+import { type AppContext, type ContextOptions, createAppContext } from '../app/container.js';
 import { loadConfig, type Config } from '../config/index.js';
 import type { AvailabilityLog } from '../db/availability.js';
 import { isDatabaseUnavailable } from '../db/availability.js';

@@ -5,6 +5,22 @@ import { AppError } from '../errors.js';
 import { clientAddressKey } from './client-address.js';
 import { type Counted, resilientRateLimitStore } from './rate-limit-store.js';
 
+/** Which budget refused a request, as the metrics name it: an API key's tier or an anonymous surface. */
+export type RejectedBudget = number | 'wallet' | 'stake_events' | 'public' | 'portal';
+
+/**
+ * Where a process counts its budgets (Redis, shared by every process, or this process alone) and
+ * who hears of a refusal: what every surface's route plugin is given to register its budget.
+ */
+export interface BudgetCounters {
+  /** Shared budgets across processes; null counts per process. */
+  redis: Redis | null;
+  /** Logs the loss and return of Redis once per outage for the process. */
+  redisWatch: RedisWatch | null;
+  /** Told of each refused request (the request metrics count them). */
+  onRejected?: (budget: RejectedBudget) => void;
+}
+
 /** What every budget of the service is made of; each surface says only whom it counts and how many. */
 export interface RateLimitOptions {
   windowMs: number;

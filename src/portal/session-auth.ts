@@ -33,8 +33,11 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
+/** The settings that say where the portal is served. */
+export type PortalSite = Pick<Config, 'env' | 'publicBaseUrl'>;
+
 /** This service's origin as browsers see it: PUBLIC_BASE_URL's, else the request's scheme and Host. */
-export function ownOrigin(config: Config, request: FastifyRequest): string {
+export function ownOrigin(config: PortalSite, request: FastifyRequest): string {
   try {
     return new URL(config.publicBaseUrl ?? `${request.protocol}://${request.host}`).origin;
   } catch {
@@ -43,7 +46,7 @@ export function ownOrigin(config: Config, request: FastifyRequest): string {
 }
 
 /** `Set-Cookie` of the session: httpOnly, SameSite=Lax, Secure over https and always in production. */
-export function sessionCookie(config: Config, request: FastifyRequest, token: string, maxAgeSeconds: number): string {
+export function sessionCookie(config: PortalSite, request: FastifyRequest, token: string, maxAgeSeconds: number): string {
   const secure = config.env === 'production' || ownOrigin(config, request).startsWith('https:');
   return `${PORTAL_COOKIE}=${token}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
@@ -69,7 +72,7 @@ function sessionCaller(session: PortalSession): Caller {
  * session routes alone; the API-key routes through `apiKeyAuthentication`, in the same hook as
  * the key): requests without a session cookie pass without a promise or a query.
  */
-export function portalSessionAuthentication(config: Config, sessions: PortalSessionService) {
+export function portalSessionAuthentication(config: PortalSite, sessions: PortalSessionService) {
   const resolve = async (request: FastifyRequest, token: string, unsafe: boolean, presented: string | string[] | undefined) => {
     const session = await sessions.resolve(token);
     if (!session) return;

@@ -97,3 +97,5 @@ export function eventFeedService(feed: ScoreEventFeed, accounts: AccountService)
     },
   };
 }
+
+export type EventFeedService = ReturnType<typeof eventFeedService>;

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAppContext } from '../../src/app-context.js';
+import { createAppContext } from '../../src/app/container.js';
 import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';

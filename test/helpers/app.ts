@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createAppContext, type AppContext, type ContextOptions } from '../../src/app-context.js';
+import { createAppContext, type AppContext, type ContextOptions } from '../../src/app/container.js';
 import type { Permission } from '../../src/scoring/accounts/permissions.js';
 import { loadConfig } from '../../src/config/index.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/app/server.js';
 import { type DatabaseKind, openMigratedTestDatabase, type TestDatabase } from './databases.js';
 
 export interface TestApp {

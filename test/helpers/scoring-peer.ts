@@ -39,7 +39,7 @@ const errorText = (error) => String((error && (error.stack || error.message)) ||
   const load = (path) => import(pathToFileURL(workerData.root + path).href);
   const [{ createAppContext }, { loadConfig }, { openDatabase }, { scorePassport }, { stampsRepository }, { ScoringWorker }] =
     await Promise.all([
-      load('/src/app-context.ts'),
+      load('/src/app/container.ts'),
       load('/src/config/index.ts'),
       load('/src/db/connection.ts'),
       load('/src/scoring/jobs/passport-scoring.ts'),

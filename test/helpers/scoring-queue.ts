@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect } from 'vitest';
-import type { AppContext } from '../../src/app-context.js';
+import type { AppContext } from '../../src/app/container.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { scorePassport } from '../../src/scoring/jobs/passport-scoring.js';
 import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/jobs/scoring-jobs.repository.js';

@@ -1,5 +1,5 @@
 import { privateKeyToAccount } from 'viem/accounts';
-import type { AppContext } from '../../src/app-context.js';
+import type { AppContext } from '../../src/app/container.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 
 const day = 86_400_000;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createAppContext } from '../../src/app-context.js';
+import { createAppContext } from '../../src/app/container.js';
 import { loadConfig } from '../../src/config/index.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/app/server.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { databaseKinds } from '../helpers/databases.js';

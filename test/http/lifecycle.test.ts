@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/app/server.js';
 import { isDatabaseUnavailable } from '../../src/db/availability.js';
 import { toAppError } from '../../src/http/errors.js';
 import { drainServer, ServiceLifecycle } from '../../src/http/lifecycle.js';

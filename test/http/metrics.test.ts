@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
-import { buildWorkerServer } from '../../src/worker-server.js';
+import { buildWorkerServer } from '../../src/app/worker-server.js';
 
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {

@@ -5,10 +5,10 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { createAppContext } from '../../src/app-context.js';
+import { createAppContext } from '../../src/app/container.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger, redactHeaders, redactUrl } from '../../src/logger.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/app/server.js';
 import { databaseKinds, openMigratedTestDatabase } from '../helpers/databases.js';
 
 const SECRET = 'S3cr3tValue';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { oauthLogin } from '../../src/publicdata/exports/oauth.js';
 import { WALLET_IP_BUDGET } from '../../src/scoring/wallet/routes/wallet.js';
-import { listen, listenHost, metricsListenerOf } from '../../src/server.js';
+import { listen, listenHost, metricsListenerOf } from '../../src/app/server.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { databaseKinds } from '../helpers/databases.js';

@@ -1,10 +1,10 @@
 /** The grant team login's settings, and where it may send the browser after the login (safeNext). */
 import { describe, expect, it } from 'vitest';
-import { createAppContext } from '../../src/app-context.js';
+import { createAppContext } from '../../src/app/container.js';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { safeNext } from '../../src/publicdata/exports/oauth.js';
 import { checkPublicDataConfig } from '../../src/publicdata/public-data-services.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/app/server.js';
 import { createTestApp } from '../helpers/app.js';
 import { openMigratedTestDatabase } from '../helpers/databases.js';
 

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../src/app-context.js';
+import type { AppContext } from '../../src/app/container.js';
 
 /** Shared data of the public data tests, in the import format (docs/public-data-import.md). */
 

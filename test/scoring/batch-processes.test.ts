@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { createAppContext, type AppContext } from '../../src/app/container.js';
 import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createTestDatabase, databaseKinds, type DatabaseKind, type TestDatabase } from '../helpers/databases.js';

@@ -8,10 +8,10 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createAppContext } from '../../src/app-context.js';
+import { createAppContext } from '../../src/app/container.js';
 import { defaultPeerTimings, type PeerTimings } from '../../src/events/bus-peers.js';
 import { loadConfig } from '../../src/config/index.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/app/server.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { type DatabaseKind, databaseKinds } from '../helpers/databases.js';

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { createAppContext, type AppContext } from '../../src/app/container.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { createAppContext, type AppContext } from '../../src/app/container.js';
 import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { seedAccount } from '../helpers/app.js';

@@ -1,7 +1,7 @@
 import { createWriteStream, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import type { AppContext } from '../../app-context.js';
+import type { AppContext } from '../../app/container.js';
 import type { BatchView } from '../../scoring/batches/batch.schema.js';
 import { operator } from '../../scoring/batches/batches.service.js';
 import { type CliIo, report, withAppContext } from '../context.js';

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context.js';
+import type { AppContext } from '../../app/container.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import type { ImportResult } from '../../publicdata/import/import.service.js';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config/index.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/accounts/demo-setup.js';
-import { buildServer, listen } from '../../server.js';
+import { buildServer, listen } from '../../app/server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
 import { ShutdownSignal } from '../shutdown.js';

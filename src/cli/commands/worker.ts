@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config/index.js';
-import { buildWorkerServer } from '../../worker-server.js';
-import { listenHost } from '../../server.js';
+import { buildWorkerServer } from '../../app/worker-server.js';
+import { listenHost } from '../../app/server.js';
 import { startBackgroundWork } from '../background-work.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';

@@ -1,13 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.js';
 import { errorResponses } from '../../http/errors.js';
 import { typed } from '../../http/typebox.js';
-import type { Metrics } from '../../metrics.js';
-import { apiKeyAuthentication, requirePermission } from '../../scoring/accounts/api-key-auth.js';
+import { requirePermission } from '../../scoring/accounts/api-key-auth.js';
 import type { Account, Scorer } from '../../scoring/accounts/accounts.service.js';
 import type { ApiKey } from '../../scoring/accounts/api-keys.service.js';
-import { registerKeyRateLimit } from '../../scoring/accounts/key-rate-limit.js';
-import { portalSessionAuthentication } from '../session-auth.js';
+import { type ApiKeyScopeDeps, registerApiKeyScope } from '../../scoring/accounts/key-rate-limit.js';
+import type { AccountPortalService } from '../account-portal.service.js';
 import { scorerTypeNames, scorerTypeOf } from '../../scoring/scorers/registry.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import {
@@ -49,22 +47,21 @@ const keyJson = (key: ApiKey) => ({
 /** The caller, who must manage the account: a portal session, or a key with `create_scorers`. */
 const manager = (request: FastifyRequest) => requirePermission(request, 'create_scorers');
 
+/** What the account routes use: the account service and how their API-key scope is built. */
+export interface AccountRouteDeps {
+  account: AccountPortalService;
+  keyScope: ApiKeyScopeDeps;
+}
+
 /**
  * Account management over HTTP (tag `account`): the routes the developer portal uses, open to
  * integrators' keys too. The same per-key budget as the scoring routes (a portal session has a
  * budget of its own).
  */
-export async function accountRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
+export async function accountRoutes(instance: FastifyInstance, deps: AccountRouteDeps): Promise<void> {
   const app = typed(instance);
-  const service = ctx.portal.account;
-  app.addHook('onRequest', apiKeyAuthentication(ctx.apiKeys, portalSessionAuthentication(ctx.config, ctx.portal.sessions)));
-  await registerKeyRateLimit(app, {
-    windowMs: ctx.config.rateLimitWindowMs,
-    tier4: ctx.config.rateLimitTier4,
-    redis: ctx.redis,
-    redisWatch: ctx.redisWatch,
-    onRejected: (tier) => metrics?.rateLimitRejected(tier),
-  });
+  const service = deps.account;
+  await registerApiKeyScope(app, deps.keyScope);
   const tags = ['account'];
   // Account data, answered to a cookie or a key: never kept by a shared cache.
   app.addHook('onSend', async (_request, reply) => {

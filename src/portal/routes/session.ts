@@ -1,15 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.js';
+import type { Config } from '../../config/index.js';
 import { AppError } from '../../errors.js';
 import { errorResponses } from '../../http/errors.js';
-import { registerIpRateLimit } from '../../http/rate-limit.js';
+import { type BudgetCounters, registerIpRateLimit } from '../../http/rate-limit.js';
 import { typed } from '../../http/typebox.js';
-import type { Metrics } from '../../metrics.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
-import type { PortalSession } from '../portal-sessions.service.js';
-import { portalSessionAuthentication, sessionCookie } from '../session-auth.js';
+import type { PortalSession, PortalSessionService } from '../portal-sessions.service.js';
+import { type PortalSite, portalSessionAuthentication, sessionCookie } from '../session-auth.js';
 import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';
 
 /** Sign-in attempts and session reads per minute from one client address. */
@@ -27,19 +26,26 @@ function sessionBody(session: PortalSession) {
   };
 }
 
+/** What the portal's sign-in routes use. */
+export interface PortalSessionRouteDeps {
+  sessions: PortalSessionService;
+  config: PortalSite & Pick<Config, 'siweAllowedChainIds' | 'portalSessionTtlSeconds'>;
+  counters: BudgetCounters;
+}
+
 /** Developer portal sign-in with Ethereum: a nonce, the signed message for a session cookie, the session, sign-out. */
-export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
+export async function portalSessionRoutes(instance: FastifyInstance, deps: PortalSessionRouteDeps): Promise<void> {
   const app = typed(instance);
-  const sessions = ctx.portal.sessions;
-  const siteOf = (request: FastifyRequest) => siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
-  app.addHook('onRequest', portalSessionAuthentication(ctx.config, sessions));
+  const { sessions } = deps;
+  const siteOf = (request: FastifyRequest) => siweSite(deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
+  app.addHook('onRequest', portalSessionAuthentication(deps.config, sessions));
   await registerIpRateLimit(app, {
     name: 'portal',
     max: PORTAL_SIGN_IN_IP_BUDGET,
     windowMs: 60_000,
-    redis: ctx.redis,
-    redisWatch: ctx.redisWatch,
-    onRejected: () => metrics?.rateLimitRejected('portal'),
+    redis: deps.counters.redis,
+    redisWatch: deps.counters.redisWatch,
+    onRejected: () => deps.counters.onRejected?.('portal'),
   });
 
   app.get(
@@ -57,7 +63,7 @@ export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppCon
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return { ...(await sessions.issueNonce(siteOf(request))), chainIds: ctx.config.siweAllowedChainIds };
+      return { ...(await sessions.issueNonce(siteOf(request))), chainIds: deps.config.siweAllowedChainIds };
     },
   );
 
@@ -81,7 +87,7 @@ export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppCon
     },
     async (request, reply) => {
       const { token, session } = await sessions.signIn(request.body, siteOf(request));
-      reply.header('set-cookie', sessionCookie(ctx.config, request, token, ctx.config.portalSessionTtlSeconds));
+      reply.header('set-cookie', sessionCookie(deps.config, request, token, deps.config.portalSessionTtlSeconds));
       reply.header('cache-control', 'no-store');
       return sessionBody(session);
     },
@@ -120,7 +126,7 @@ export async function portalSessionRoutes(instance: FastifyInstance, ctx: AppCon
         throw new AppError('invalid_session', 'Not signed in to the portal (no live session cookie with its X-CSRF-Token).');
       }
       await sessions.signOut(request.portalToken);
-      reply.header('set-cookie', sessionCookie(ctx.config, request, '', 0));
+      reply.header('set-cookie', sessionCookie(deps.config, request, '', 0));
       return reply.code(204).send(null);
     },
   );

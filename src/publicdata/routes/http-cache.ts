@@ -1,6 +1,6 @@
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.js';
+import type { AppContext } from '../../app/container.js';
 import { type CachedDocument, gzipEtag } from '../cache.js';
 
 const ENCODINGS = ['gzip', 'identity'];

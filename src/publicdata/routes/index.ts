@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context.js';
-import type { Metrics } from '../../metrics.js';
+import type { AppContext } from '../../app/container.js';
+import type { Metrics } from '../../app/metrics.js';
 import { registerIpRateLimit } from '../../http/rate-limit.js';
 import { checkPublicDataConfig } from '../public-data-services.js';
 import { bountiesRoute } from '../bounties/routes/bounties.js';

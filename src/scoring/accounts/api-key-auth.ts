@@ -26,7 +26,7 @@ export function presentsApiKey(request: FastifyRequest): boolean {
   return request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined;
 }
 
-type OnRequestCallback = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+export type OnRequestCallback = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 
 /**
  * An `onRequest` hook that resolves the caller from `X-API-KEY` (or a bearer token). A key held in

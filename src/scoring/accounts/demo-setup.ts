@@ -1,4 +1,4 @@
-import type { AppContext } from '../../app-context.js';
+import type { AppContext } from '../../app/container.js';
 import type { Account, Scorer } from './accounts.service.js';
 
 export interface DemoSetup {

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../../db/redis.js';
-import { type RateBudget, registerRateLimit } from '../../http/rate-limit.js';
-import type { Tier } from './api-keys.service.js';
+import { type BudgetCounters, type RateBudget, registerRateLimit } from '../../http/rate-limit.js';
+import { apiKeyAuthentication, type OnRequestCallback } from './api-key-auth.js';
+import type { ApiKeyService, Tier } from './api-keys.service.js';
 
 export interface RateLimitSettings {
   windowMs: number;
@@ -42,5 +43,31 @@ export async function registerKeyRateLimit(app: FastifyInstance, settings: RateL
     redis: settings.redis,
     redisWatch: settings.redisWatch ?? null,
     onRejected: (request) => settings.onRejected?.(request.caller?.tier ?? 1),
+  });
+}
+
+/** What a scope of API-key routes is built from: the keys, the cookie sign-in it also accepts, the budgets. */
+export interface ApiKeyScopeDeps {
+  apiKeys: ApiKeyService;
+  /** Authenticates a request that presents no key (the portal's session cookie); none: a key is required. */
+  withoutKey?: OnRequestCallback;
+  windowMs: number;
+  tier4: number;
+  counters: BudgetCounters;
+}
+
+/**
+ * Makes every route registered after it in `app` an API-key route: the caller is resolved from the
+ * key (or `withoutKey`), then spends one unit of its key's budget. Returns the budget, for routes
+ * that charge more than one unit.
+ */
+export async function registerApiKeyScope(app: FastifyInstance, deps: ApiKeyScopeDeps): Promise<RateBudget> {
+  app.addHook('onRequest', apiKeyAuthentication(deps.apiKeys, deps.withoutKey));
+  return registerKeyRateLimit(app, {
+    windowMs: deps.windowMs,
+    tier4: deps.tier4,
+    redis: deps.counters.redis,
+    redisWatch: deps.counters.redisWatch,
+    onRejected: (tier) => deps.counters.onRejected?.(tier),
   });
 }

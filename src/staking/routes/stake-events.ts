@@ -1,12 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../http/typebox.js';
-import type { AppContext } from '../../app-context.js';
 import { errorResponses } from '../../http/errors.js';
-import type { Metrics } from '../../metrics.js';
-import { registerIpRateLimit } from '../../http/rate-limit.js';
+import { type BudgetCounters, registerIpRateLimit } from '../../http/rate-limit.js';
 import { AddressSchema } from '../../http/schemas.js';
-import type { StoredStakeEvent } from '../stake-events.repository.js';
+import type { StakeEventsRepository, StoredStakeEvent } from '../stake-events.repository.js';
 
 const StakeEventItem = Type.Object(
   {
@@ -48,17 +46,26 @@ export function stakeEventItem(event: StoredStakeEvent) {
  * `GET /registry/{token}-stake/{address}/{round_id}` and `govtoken-stake`: the raw staking events
  * of one round. No API key, as in the reference service; its own per-client-address budget instead.
  */
-export async function stakeEventRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+/** What the stake-events route uses. */
+export interface StakeEventRouteDeps {
+  events: Pick<StakeEventsRepository, 'eventsOfRound'>;
+  governanceToken: string;
+  /** STAKE_EVENTS_RATE_LIMIT_PER_MINUTE: the per-client-address budget. */
+  perMinute: number;
+  counters: BudgetCounters;
+}
+
+export async function stakeEventRoutes(instance: FastifyInstance, deps: StakeEventRouteDeps): Promise<void> {
   const app = typed(instance);
   await registerIpRateLimit(app, {
     name: 'stake-events',
-    max: ctx.config.stakeEventsRateLimitPerMinute,
+    max: deps.perMinute,
     windowMs: 60_000,
-    redis: ctx.redis,
-    redisWatch: ctx.redisWatch,
-    onRejected: () => metrics?.rateLimitRejected('stake_events'),
+    redis: deps.counters.redis,
+    redisWatch: deps.counters.redisWatch,
+    onRejected: () => deps.counters.onRejected?.('stake_events'),
   });
-  const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
+  const tokens = [...new Set([deps.governanceToken, 'govtoken'])];
   for (const token of tokens) {
     app.get(
       `/registry/${token}-stake/:address/:round_id`,
@@ -80,7 +87,7 @@ export async function stakeEventRoutes(instance: FastifyInstance, ctx: AppContex
       async (request) => {
         // Stored round ids are canonical decimal text, so "007" asks for round 7.
         const round = BigInt(request.params.round_id).toString();
-        const events = await ctx.staking.events.eventsOfRound(request.params.address.toLowerCase(), round);
+        const events = await deps.events.eventsOfRound(request.params.address.toLowerCase(), round);
         return { results: events.map(stakeEventItem) };
       },
     );

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../http/typebox.js';
-import type { AppContext } from '../../app-context.js';
+import type { StakeService } from '../stake-amounts.service.js';
 import { requirePermission } from '../../scoring/accounts/api-key-auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { AddressSchema } from '../../http/schemas.js';
@@ -27,11 +27,17 @@ export const StakingAmountsSchema = Type.Object(
   { title: 'StakingAmounts' },
 );
 
+/** What the stake route uses. */
+export interface StakeRouteDeps {
+  stakes: Pick<StakeService, 'amountsFor'>;
+  governanceToken: string;
+}
+
 /** `GET /registry/{token}-stake/{address}` and `govtoken-stake`. */
-export function stakeRoutes(instance: FastifyInstance, ctx: AppContext): void {
+export function stakeRoutes(instance: FastifyInstance, deps: StakeRouteDeps): void {
   const app = typed(instance);
   // Fastify cannot put a parameter before a literal suffix in one segment: each token is a concrete path.
-  const tokens = [...new Set([ctx.config.governanceToken, 'govtoken'])];
+  const tokens = [...new Set([deps.governanceToken, 'govtoken'])];
   for (const token of tokens) {
     app.get(
       `/registry/${token}-stake/:address`,
@@ -49,7 +55,7 @@ export function stakeRoutes(instance: FastifyInstance, ctx: AppContext): void {
       },
       async (request) => {
         requirePermission(request, 'read_scores');
-        return ctx.staking.stakes.amountsFor(request.params.address.toLowerCase());
+        return deps.stakes.amountsFor(request.params.address.toLowerCase());
       },
     );
   }

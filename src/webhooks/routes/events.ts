@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context.js';
+import type { EventFeedService } from '../score-event-feed.js';
 import { errorResponses } from '../../http/errors.js';
 import { ScorerIdSchema } from '../../http/schemas.js';
 import { typed } from '../../http/typebox.js';
@@ -8,7 +8,12 @@ import { requirePermission } from '../../scoring/accounts/api-key-auth.js';
 import { EventFeedQuery, EventFeedSchema } from '../webhooks.schema.js';
 
 /** The event feed: the same events and payloads as the webhooks, for integrators who poll instead. */
-export function eventFeedRoutes(instance: FastifyInstance, ctx: AppContext): void {
+/** What the event feed route uses. */
+export interface EventFeedRouteDeps {
+  feed: EventFeedService;
+}
+
+export function eventFeedRoutes(instance: FastifyInstance, deps: EventFeedRouteDeps): void {
   const app = typed(instance);
   app.get(
     '/v2/scorers/:scorer_id/events',
@@ -28,7 +33,7 @@ export function eventFeedRoutes(instance: FastifyInstance, ctx: AppContext): voi
     async (request) => {
       const caller = requirePermission(request, 'read_scores');
       const { after, limit } = request.query;
-      return ctx.webhooks.feed.events(caller.accountId, Number(request.params.scorer_id), after ?? 0, limit ?? 100);
+      return deps.feed.events(caller.accountId, Number(request.params.scorer_id), after ?? 0, limit ?? 100);
     },
   );
 }

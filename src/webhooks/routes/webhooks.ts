@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context.js';
+import type { WebhookService } from '../webhooks.service.js';
 import { errorResponses } from '../../http/errors.js';
 import { ScorerIdSchema } from '../../http/schemas.js';
 import { typed } from '../../http/typebox.js';
@@ -19,9 +19,16 @@ import {
 const security = [{ apiKey: [] }];
 
 /** Webhook endpoints of a scorer: managing them needs the `create_scorers` permission, like the scorer itself. */
-export function webhookRoutes(instance: FastifyInstance, ctx: AppContext): void {
+/** What the webhook routes use: the endpoints and a way to wake this process's delivery worker. */
+export interface WebhookRouteDeps {
+  endpoints: WebhookService;
+  /** A manual retry was queued: deliver it now rather than at the worker's next poll. */
+  wakeDeliveries: () => void;
+}
+
+export function webhookRoutes(instance: FastifyInstance, deps: WebhookRouteDeps): void {
   const app = typed(instance);
-  const service = ctx.webhooks.endpoints;
+  const service = deps.endpoints;
 
   app.post(
     '/v2/scorers/:scorer_id/webhooks',
@@ -158,7 +165,7 @@ export function webhookRoutes(instance: FastifyInstance, ctx: AppContext): void 
     async (request, reply) => {
       const caller = requirePermission(request, 'create_scorers');
       const retried = await service.retry(caller.accountId, Number(request.params.id), Number(request.params.delivery_id));
-      ctx.webhooks.worker.notify();
+      deps.wakeDeliveries();
       return reply.code(202).send(retried);
     },
   );

@@ -7,9 +7,9 @@
 import cookiePlugin from '@fastify/cookie';
 import { createSiweMessage } from 'viem/siwe';
 import { expect, it } from 'vitest';
-import { type AppContext, createAppContext } from '../../../src/app-context.js';
+import { type AppContext, createAppContext } from '../../../src/app/container.js';
 import { loadConfig } from '../../../src/config/index.js';
-import { buildServer } from '../../../src/server.js';
+import { buildServer } from '../../../src/app/server.js';
 import { CpuCosts } from '../../helpers/abuse/cpu-costs.js';
 import { DatabaseWatch } from '../../helpers/abuse/database-watch.js';
 import { listOperations, type OpenApiDocument, type Operation } from '../../helpers/abuse/openapi.js';

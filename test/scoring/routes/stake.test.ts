@@ -1,8 +1,8 @@
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppContext } from '../../../src/app-context.js';
+import { createAppContext } from '../../../src/app/container.js';
 import { loadConfig } from '../../../src/config/index.js';
-import { buildServer } from '../../../src/server.js';
+import { buildServer } from '../../../src/app/server.js';
 import { createTestApp, seedAccount, type TestApp } from '../../helpers/app.js';
 import { databaseKinds } from '../../helpers/databases.js';
 import { type Anvil, type Artifact, compileContracts, startAnvil, type TestWallet } from '../../helpers/evm.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app-context.js';
+import type { AppContext } from '../../../app/container.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { parseAddressExportFile, parseInfoExportFile } from '../exports.service.js';

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../../app-context.js';
+import type { AppContext } from '../../../app/container.js';
 import { decodePendingLogin, decodeSession, encodeCookie, LOGIN_TTL_MS, type PendingLogin, type Session, SESSION_TTL_MS } from '../oauth.js';
 import { baseUrlOf } from '../../routes/http-cache.js';
 

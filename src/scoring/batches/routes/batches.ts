@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
-import type { AppContext } from '../../../app-context.js';
+import type { Config } from '../../../config/index.js';
+import type { BatchService } from '../batches.service.js';
 import { errorResponses } from '../../../http/errors.js';
 import type { RateBudget } from '../../../http/rate-limit.js';
 import { Integer, ScorerIdSchema } from '../../../http/schemas.js';
@@ -16,9 +17,15 @@ import { V2ScoreListSchema } from '../v2-score.js';
  * the `text/csv` body parser and the large body limit apply to the asynchronous batch route only.
  * Every batch route needs `read_scores`: a batch is v2 scoring, which v2.md puts under it.
  */
-export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, budget: RateBudget): Promise<void> {
-  const { config } = ctx;
-  const service = ctx.batches.service;
+/** What the batch routes use: the batch service, its size settings and the key budget the addresses are charged to. */
+export interface BatchRouteDeps {
+  service: BatchService;
+  config: Pick<Config, 'batchBodyLimitBytes' | 'batchMaxAddresses' | 'batchResultsWaitMs' | 'batchSyncMaxAddresses'>;
+  budget: RateBudget;
+}
+
+export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDeps): Promise<void> {
+  const { config, service, budget } = deps;
   instance.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // Runs after the key budget's onRequest hook (added by the parent scope's onRoute), so a refused
   // request has still spent its unit, as everywhere else.

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app-context.js';
+import type { AccountService } from '../../accounts/accounts.service.js';
+import type { ScoreService } from '../scores.service.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema, ScorerIdSchema } from '../../../http/schemas.js';
@@ -22,7 +23,13 @@ const ListQuery = Type.Object({
 });
 
 
-export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
+/** What these routes use. */
+export interface ScoreRouteDeps {
+  accounts: Pick<AccountService, 'scorerOfAccount'>;
+  scores: Pick<ScoreService, 'scoreBody' | 'listScores'>;
+}
+
+export function scoreRoutes(instance: FastifyInstance, deps: ScoreRouteDeps): void {
   const app = typed(instance);
   app.get(
     '/registry/score/:scorer_id/:address',
@@ -41,7 +48,7 @@ export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
     // Not async: a cached body is sent at once, without a promise (see scoreBody).
     (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      const body = ctx.scores.scoreBody(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      const body = deps.scores.scoreBody(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
       // The body is written by hand (see singleScoreJson), once per record version; the schema above documents it.
       if (typeof body === 'string') {
         reply.type(jsonType).send(body as never);
@@ -68,9 +75,9 @@ export function scoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const caller = requirePermission(request, 'read_scores');
-      const scorer = await ctx.accounts.scorerOfAccount(Number(request.params.scorer_id), caller.accountId);
+      const scorer = await deps.accounts.scorerOfAccount(Number(request.params.scorer_id), caller.accountId);
       const q = request.query;
-      return ctx.scores.listScores(scorer.id, {
+      return deps.scores.listScores(scorer.id, {
         last_score_timestamp_gt: q.last_score_timestamp_gt ?? q.last_score_timestamp__gt,
         last_score_timestamp_gte: q.last_score_timestamp_gte ?? q.last_score_timestamp__gte,
         address: q.address,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../../app-context.js';
+import type { NonceService } from '../nonces.service.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 
@@ -12,7 +12,12 @@ const SigningMessage = Type.Object(
   { title: 'SigningMessage' },
 );
 
-export function signingMessageRoute(app: FastifyInstance, ctx: AppContext): void {
+/** What these routes use. */
+export interface SigningMessageRouteDeps {
+  nonces: Pick<NonceService, 'issue'>;
+}
+
+export function signingMessageRoute(app: FastifyInstance, deps: SigningMessageRouteDeps): void {
   app.get(
     '/registry/signing-message',
     {
@@ -26,7 +31,7 @@ export function signingMessageRoute(app: FastifyInstance, ctx: AppContext): void
     },
     async (request) => {
       if (!request.caller) throw new AppError('missing_api_key', 'Send your API key in the X-API-KEY header.');
-      return ctx.nonces.issue(request.caller.accountId);
+      return deps.nonces.issue(request.caller.accountId);
     },
   );
 }

@@ -1,13 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app-context.js';
+import type { SubmissionService } from '../submission.service.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
 import { SubmitPassportSchema } from '../submission.schema.js';
 import { ScoreRecordSchema } from '../score-record.schema.js';
 
 
-export function submitPassportRoute(instance: FastifyInstance, ctx: AppContext): void {
+/** What these routes use. */
+export interface SubmitPassportRouteDeps {
+  submissions: Pick<SubmissionService, 'submit'>;
+}
+
+export function submitPassportRoute(instance: FastifyInstance, deps: SubmitPassportRouteDeps): void {
   const app = typed(instance);
   app.post(
     '/registry/submit-passport',
@@ -27,7 +32,7 @@ export function submitPassportRoute(instance: FastifyInstance, ctx: AppContext):
     },
     async (request) => {
       const caller = requirePermission(request, 'submit_passports');
-      return ctx.submissions.submit(caller.accountId, request.body);
+      return deps.submissions.submit(caller.accountId, request.body);
     },
   );
 }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../../app-context.js';
+import type { V2ScoreService } from '../v2-scores.service.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, ScorerIdSchema } from '../../../http/schemas.js';
 import { typed } from '../../../http/typebox.js';
@@ -18,8 +18,13 @@ const HistoryQuery = Type.Object({
   }),
 });
 
+/** What these routes use. */
+export interface V2ScoreRouteDeps {
+  v2: { scores: Pick<V2ScoreService, 'scoreNow' | 'scoreAt'> };
+}
+
 /** `GET /v2/stamps/{scorer_id}/score/{address}` and its history. */
-export function v2ScoreRoutes(instance: FastifyInstance, ctx: AppContext): void {
+export function v2ScoreRoutes(instance: FastifyInstance, deps: V2ScoreRouteDeps): void {
   const app = typed(instance);
   app.get(
     '/v2/stamps/:scorer_id/score/:address',
@@ -39,7 +44,7 @@ export function v2ScoreRoutes(instance: FastifyInstance, ctx: AppContext): void 
     },
     async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
-      const { row } = await ctx.v2.scores.scoreNow(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
+      const { row } = await deps.v2.scores.scoreNow(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase());
       // The body is written by hand (see v2ScoreJson); the schema above documents it.
       return reply.type('application/json; charset=utf-8').serializer(v2ScoreJson).send(row as never);
     },
@@ -63,7 +68,7 @@ export function v2ScoreRoutes(instance: FastifyInstance, ctx: AppContext): void 
     },
     async (request) => {
       const caller = requirePermission(request, 'historical_endpoint');
-      return ctx.v2.scores.scoreAt(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase(), request.query.created_at);
+      return deps.v2.scores.scoreAt(Number(request.params.scorer_id), caller.accountId, request.params.address.toLowerCase(), request.query.created_at);
     },
   );
 }

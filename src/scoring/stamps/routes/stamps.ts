@@ -1,7 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app-context.js';
+import type { Catalogue } from '../catalogue.js';
+import type { Config } from '../../../config/index.js';
+import type { StampPageService } from '../stamp-pages.service.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, LimitSchema, OffsetSchema } from '../../../http/schemas.js';
@@ -72,13 +74,20 @@ const MetadataEntry = Type.Object(
 
 export const MetadataEntries = Type.Array(MetadataEntry);
 
-export function baseUrl(ctx: AppContext, request: FastifyRequest): string {
-  return ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+/** What the stamp routes use: the catalogue, the stamp pages and where icons and links point. */
+export interface StampRouteDeps {
+  catalogue: Catalogue;
+  stampPages: Pick<StampPageService, 'page'>;
+  config: Pick<Config, 'publicBaseUrl' | 'iconBaseUrl'>;
 }
 
-export function stampsRoutes(instance: FastifyInstance, ctx: AppContext): void {
+export function baseUrl(deps: Pick<StampRouteDeps, 'config'>, request: FastifyRequest): string {
+  return deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+}
+
+export function stampsRoutes(instance: FastifyInstance, deps: StampRouteDeps): void {
   const app = typed(instance);
-  const icons = catalogueIcons(ctx.catalogue, ctx.config);
+  const icons = catalogueIcons(deps.catalogue, deps.config);
   const iconsFor = (request: FastifyRequest) => icons.forOrigin(`${request.protocol}://${request.host}`);
   app.get(
     '/registry/stamps/:address',
@@ -100,12 +109,12 @@ export function stampsRoutes(instance: FastifyInstance, ctx: AppContext): void {
       const limit = request.query.limit ?? 100;
       const includeMetadata = request.query.include_metadata ?? false;
       const offset = request.query.token !== undefined ? decodePageToken(request.query.token) : (request.query.offset ?? 0);
-      const page = await ctx.stampPages.page(address, { limit, offset, includeMetadata, metadataFor: iconsFor(request).metadataFor });
+      const page = await deps.stampPages.page(address, { limit, offset, includeMetadata, metadataFor: iconsFor(request).metadataFor });
       const link = (at: number | null) => {
         if (at === null) return null;
         const query = new URLSearchParams({ limit: String(limit), token: encodePageToken(at) });
         if (includeMetadata) query.set('include_metadata', 'true');
-        return `${baseUrl(ctx, request)}/registry/stamps/${address}?${query}`;
+        return `${baseUrl(deps, request)}/registry/stamps/${address}?${query}`;
       };
       return { next: link(page.nextOffset), prev: link(page.prevOffset), items: page.items };
     },

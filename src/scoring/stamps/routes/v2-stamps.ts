@@ -1,13 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../../app-context.js';
 import { errorResponses } from '../../../http/errors.js';
 import { AddressSchema, LimitSchema } from '../../../http/schemas.js';
 import { typed } from '../../../http/typebox.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { catalogueIcons } from '../icons.js';
 import { decodePageToken, encodePageToken } from '../stamp-pages.service.js';
-import { baseUrl, MetadataEntries, StampPage } from './stamps.js';
+import { baseUrl, MetadataEntries, StampPage, type StampRouteDeps } from './stamps.js';
 
 const V2StampsQuery = Type.Object({
   include_metadata: Type.Optional(Type.Boolean({ default: false, description: 'Add each stamp’s catalogue entry.' })),
@@ -16,9 +15,9 @@ const V2StampsQuery = Type.Object({
 });
 
 /** `GET /v2/stamps/{address}` and `GET /v2/stamps/metadata`: the v1 stamp pages and catalogue under v2 paths. */
-export function v2StampsRoutes(instance: FastifyInstance, ctx: AppContext): void {
+export function v2StampsRoutes(instance: FastifyInstance, deps: StampRouteDeps): void {
   const app = typed(instance);
-  const icons = catalogueIcons(ctx.catalogue, ctx.config);
+  const icons = catalogueIcons(deps.catalogue, deps.config);
   const iconsFor = (request: FastifyRequest) => icons.forOrigin(`${request.protocol}://${request.host}`);
 
   // A static path: the router prefers it over `/v2/stamps/:address` (which "metadata" would not match anyway).
@@ -60,12 +59,12 @@ export function v2StampsRoutes(instance: FastifyInstance, ctx: AppContext): void
       const limit = request.query.limit ?? 100;
       const includeMetadata = request.query.include_metadata ?? false;
       const offset = request.query.token !== undefined ? decodePageToken(request.query.token) : 0;
-      const page = await ctx.stampPages.page(address, { limit, offset, includeMetadata, metadataFor: iconsFor(request).metadataFor });
+      const page = await deps.stampPages.page(address, { limit, offset, includeMetadata, metadataFor: iconsFor(request).metadataFor });
       const link = (at: number | null) => {
         if (at === null) return null;
         const query = new URLSearchParams({ limit: String(limit), token: encodePageToken(at) });
         if (includeMetadata) query.set('include_metadata', 'true');
-        return `${baseUrl(ctx, request)}/v2/stamps/${address}?${query}`;
+        return `${baseUrl(deps, request)}/v2/stamps/${address}?${query}`;
       };
       return { next: link(page.nextOffset), prev: link(page.prevOffset), items: page.items };
     },

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app-context.js';
+import type { Config } from '../../../config/index.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
-import type { Metrics } from '../../../metrics.js';
-import { registerRateLimit } from '../../../http/rate-limit.js';
+import { type BudgetCounters, registerRateLimit } from '../../../http/rate-limit.js';
+import type { TrustedIssuerService } from '../../stamps/issuers.service.js';
+import type { WalletServices } from '../wallet-services.js';
 import { Deleted, SignInBody, SiweNonce, WalletSessionBody, WalletStamps, WriteReport, stampBodies } from './wallet.schemas.js';
 import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
 import { clientAddressKey } from '../../../http/client-address.js';
@@ -50,20 +51,28 @@ const writeNote =
   'Every credential is verified (proof, trusted issuer, unexpired, subject = the signed-in address); ' +
   'the response reports each one by index. A session can only ever write the stamps of its own address.';
 
+/** What the wallet routes use. */
+export interface WalletRouteDeps {
+  wallet: Pick<WalletServices, 'sessions' | 'stamps'>;
+  issuers: Pick<TrustedIssuerService, 'current'>;
+  config: Pick<Config, 'rateLimitWindowMs' | 'publicBaseUrl' | 'maxStampsPerRequest' | 'walletBodyLimitBytes' | 'bodyLimitBytes'>;
+  counters: BudgetCounters;
+}
+
 /**
  * Wallet-side stamp writing, for end users (typically a browser dApp): no API key. A wallet
  * signs in with an EIP-4361 message and gets a short-lived session token; with it, it adds,
  * replaces and deletes its own stamps. Rate-limited per IP before sign-in and per address after.
  */
-export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
+export async function walletRoutes(instance: FastifyInstance, deps: WalletRouteDeps): Promise<void> {
   const app = typed(instance);
-  const wallet = ctx.wallet;
-  const windowMs = ctx.config.rateLimitWindowMs;
+  const { wallet } = deps;
+  const windowMs = deps.config.rateLimitWindowMs;
   const siteOf = (request: FastifyRequest): SiweSite =>
-    siweSite(ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
-  const bodies = stampBodies(ctx.config.maxStampsPerRequest);
+    siweSite(deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
+  const bodies = stampBodies(deps.config.maxStampsPerRequest);
   // Refused while the body streams in, before it is parsed: 100 real stamps take about 250 KB.
-  const bodyLimit = Math.min(ctx.config.walletBodyLimitBytes, ctx.config.bodyLimitBytes);
+  const bodyLimit = Math.min(deps.config.walletBodyLimitBytes, deps.config.bodyLimitBytes);
 
 
   app.addHook('onRequest', async (request) => {
@@ -77,9 +86,9 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
     key: (request) => (request.walletSession ? `wallet-address:${request.walletSession.address}` : `wallet-ip:${clientAddressKey(request.ip)}`),
     max: (request) => (request.walletSession ? WALLET_ADDRESS_BUDGET : WALLET_IP_BUDGET),
     message: (limit, retryIn) => `Rate limit of ${limit} requests per ${Math.round(windowMs / 60000)} minutes exceeded; retry in ${retryIn}.`,
-    redis: ctx.redis,
-    redisWatch: ctx.redisWatch,
-    onRejected: () => metrics?.rateLimitRejected('wallet'),
+    redis: deps.counters.redis,
+    redisWatch: deps.counters.redisWatch,
+    onRejected: () => deps.counters.onRejected?.('wallet'),
   });
 
   app.get(
@@ -175,7 +184,7 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
     },
     async (request) => {
       const { address } = requireSession(request);
-      return wallet.stamps.add(address, request.body.credentials, await ctx.issuers.current());
+      return wallet.stamps.add(address, request.body.credentials, await deps.issuers.current());
     },
   );
 
@@ -199,7 +208,7 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
     },
     async (request) => {
       const { address } = requireSession(request);
-      return wallet.stamps.replace(address, request.body.credentials, await ctx.issuers.current(), 'all');
+      return wallet.stamps.replace(address, request.body.credentials, await deps.issuers.current(), 'all');
     },
   );
 
@@ -221,7 +230,7 @@ export async function walletRoutes(instance: FastifyInstance, ctx: AppContext, m
     },
     async (request) => {
       const { address } = requireSession(request);
-      return wallet.stamps.replace(address, request.body.credentials, await ctx.issuers.current(), 'providers');
+      return wallet.stamps.replace(address, request.body.credentials, await deps.issuers.current(), 'providers');
     },
   );
 

@@ -1,31 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { createLogger } from './logger.js';
+import { createLogger } from '../logger.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AppContext } from './app-context.js';
-import { type Config, ConfigError } from './config/index.js';
-import { registerEmptyStringsAsAbsent } from './http/empty-strings.js';
-import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
-import { registerHealthRoutes } from './http/health.js';
-import { registerJsonBodyParser } from './http/json-body.js';
-import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
+import type { AppContext } from './container.js';
+import { type Config, ConfigError } from '../config/index.js';
+import { registerEmptyStringsAsAbsent } from '../http/empty-strings.js';
+import { answerClientError, registerErrorHandling, sendFrameworkError } from '../http/errors.js';
+import { registerHealthRoutes } from '../http/health.js';
+import { registerJsonBodyParser } from '../http/json-body.js';
+import { registerLifecycle, ServiceLifecycle } from '../http/lifecycle.js';
 import { createMetrics } from './metrics.js';
-import { registerOpenApi } from './http/openapi.js';
-import { addSafeIntegerKeyword } from './http/schemas.js';
-import { keepFreedMemoryInHeap } from './http/allocator.js';
+import { registerOpenApi } from '../http/openapi.js';
+import { addSafeIntegerKeyword } from '../http/schemas.js';
+import { keepFreedMemoryInHeap } from '../http/allocator.js';
 import cors from '@fastify/cors';
-import { publicDataRoutes } from './publicdata/routes/index.js';
-import { scoringRoutes } from './scoring/scoring-routes.js';
-import { stakeEventRoutes } from './staking/routes/stake-events.js';
-import { iconRoutes } from './scoring/stamps/routes/icons.js';
-import { loadIconFiles } from './scoring/stamps/icons.js';
-import { walletRoutes } from './scoring/wallet/routes/wallet.js';
-import { packageVersion } from './version.js';
-import { portalRoutes } from './portal/portal-routes.js';
-import { keyUsageObserver } from './portal/session-auth.js';
-import { observeResponses, type ResponseObserver } from './http/response-observers.js';
-import { CoalescedResponse } from './http/coalesced-writes.js';
-import { buildResponseSerializer } from './http/response-serializers.js';
+import { packageVersion } from '../version.js';
+import { keyUsageObserver } from '../portal/session-auth.js';
+import { registerRoutes } from './route-map.js';
+import { observeResponses, type ResponseObserver } from '../http/response-observers.js';
+import { CoalescedResponse } from '../http/coalesced-writes.js';
+import { buildResponseSerializer } from '../http/response-serializers.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -108,17 +102,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   // Every scope: an empty optional query parameter or body field means "not given" (decisions.md).
   registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle);
-  if (ctx.config.scoringApiEnabled) {
-    await portalRoutes(app, ctx, metrics);
-    // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
-    await app.register(async (scope) => scoringRoutes(scope, ctx, metrics));
-    await app.register(async (scope) => walletRoutes(scope, ctx, metrics));
-    // Keyless, with a per-client-address budget of its own.
-    await app.register(async (scope) => stakeEventRoutes(scope, ctx, metrics));
-    const iconFiles = loadIconFiles();
-    await app.register(async (scope) => iconRoutes(scope, iconFiles));
-  }
-  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
+  await registerRoutes(app, ctx, metrics);
   return app;
 }
 

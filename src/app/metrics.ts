@@ -1,14 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AppContext } from './app-context.js';
-import { RequestMetrics } from './http/request-metrics.js';
-import { observeResponses } from './http/response-observers.js';
-import { MemoryPublicCacheStore } from './publicdata/cache.js';
-import type { ScoringJobRow } from './scoring/jobs/scoring-jobs.repository.js';
-import type { JobSettled } from './scoring/jobs/scoring-worker.js';
-import type { InlineScored } from './scoring/jobs/inline-scoring.js';
-import type { AttemptEvent } from './webhooks/webhook-worker.js';
-import type { ItemScored } from './scoring/batches/batch-worker.js';
+import type { AppContext } from './container.js';
+import { RequestMetrics } from '../http/request-metrics.js';
+import type { RejectedBudget } from '../http/rate-limit.js';
+import { observeResponses } from '../http/response-observers.js';
+import { MemoryPublicCacheStore } from '../publicdata/cache.js';
+import type { ScoringJobRow } from '../scoring/jobs/scoring-jobs.repository.js';
+import type { JobSettled } from '../scoring/jobs/scoring-worker.js';
+import type { InlineScored } from '../scoring/jobs/inline-scoring.js';
+import type { AttemptEvent } from '../webhooks/webhook-worker.js';
+import type { ItemScored } from '../scoring/batches/batch-worker.js';
 
 /** Prometheus metrics of one process, in a registry of its own (tests build many apps). */
 export function createMetrics(ctx: AppContext) {
@@ -132,7 +133,7 @@ export function createMetrics(ctx: AppContext) {
 
   return {
     registry,
-    rateLimitRejected(tier: number | 'wallet' | 'stake_events' | 'public' | 'portal') {
+    rateLimitRejected(tier: RejectedBudget) {
       rateLimited.inc({ tier: String(tier) });
     },
     /** Both halves on one server (a worker's monitoring listener, or a development API server). */

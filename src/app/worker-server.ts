@@ -1,8 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { AppContext } from './app-context.js';
-import { registerErrorHandling } from './http/errors.js';
-import { registerHealthRoutes } from './http/health.js';
-import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
+import type { AppContext } from './container.js';
+import { registerErrorHandling } from '../http/errors.js';
+import { registerHealthRoutes } from '../http/health.js';
+import { registerLifecycle, ServiceLifecycle } from '../http/lifecycle.js';
 import { createMetrics } from './metrics.js';
 
 /**

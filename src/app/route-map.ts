@@ -1,0 +1,97 @@
+import type { FastifyInstance } from 'fastify';
+import type { BudgetCounters } from '../http/rate-limit.js';
+import { portalPageRoutes } from '../portal/routes/portal-page.js';
+import { accountRoutes } from '../portal/routes/account.js';
+import { portalSessionRoutes } from '../portal/routes/session.js';
+import { portalSessionAuthentication } from '../portal/session-auth.js';
+import { publicDataRoutes } from '../publicdata/routes/index.js';
+import { registerApiKeyScope } from '../scoring/accounts/key-rate-limit.js';
+import { batchRoutes } from '../scoring/batches/routes/batches.js';
+import { scoreRoutes } from '../scoring/scores/routes/score.js';
+import { signingMessageRoute } from '../scoring/scores/routes/signing-message.js';
+import { submitPassportRoute } from '../scoring/scores/routes/submit-passport.js';
+import { v2ScoreRoutes } from '../scoring/scores/routes/v2-score.js';
+import { loadIconFiles } from '../scoring/stamps/icons.js';
+import { iconRoutes } from '../scoring/stamps/routes/icons.js';
+import { stampsRoutes } from '../scoring/stamps/routes/stamps.js';
+import { v2StampsRoutes } from '../scoring/stamps/routes/v2-stamps.js';
+import { walletRoutes } from '../scoring/wallet/routes/wallet.js';
+import { stakeEventRoutes } from '../staking/routes/stake-events.js';
+import { stakeRoutes } from '../staking/routes/stake.js';
+import { eventFeedRoutes } from '../webhooks/routes/events.js';
+import { webhookRoutes } from '../webhooks/routes/webhooks.js';
+import type { AppContext } from './container.js';
+import type { Metrics } from './metrics.js';
+
+/**
+ * Every route plugin of the service, with the paths it serves and how its scope is guarded. Each
+ * plugin is given only the services and settings it declares; the scopes keep each surface's
+ * authentication and budget to its own routes (an API key's hook never runs on a public list).
+ *
+ * | scope                          | plugin              | paths                                                        |
+ * |--------------------------------|---------------------|--------------------------------------------------------------|
+ * | portal sign-in, per IP         | portalSessionRoutes | /v2/account/siwe-nonce, /v2/account/session                  |
+ * | API key or portal cookie       | accountRoutes       | /v2/account, /v2/account/keys…, /v2/account/scorers…         |
+ * | none (static files)            | portalPageRoutes    | /portal/…                                                    |
+ * | API key or portal cookie       | signingMessageRoute | /registry/signing-message                                    |
+ * |   (one budget per key)         | submitPassportRoute | /registry/submit-passport                                    |
+ * |                                | scoreRoutes         | /registry/score/{scorer_id}[/{address}]                      |
+ * |                                | stakeRoutes         | /registry/{token}-stake/{address}                            |
+ * |                                | stampsRoutes        | /registry/stamps/{address}, /registry/stamp-metadata         |
+ * |                                | v2ScoreRoutes       | /v2/stamps/{scorer_id}/score/{address}[/history]             |
+ * |                                | v2StampsRoutes      | /v2/stamps/{address}, /v2/stamps/metadata                    |
+ * |                                | webhookRoutes       | /v2/scorers/{id}/webhooks, /v2/webhooks/{id}…                |
+ * |                                | eventFeedRoutes     | /v2/scorers/{id}/events                                      |
+ * |                                | batchRoutes         | /v2/stamps/{scorer_id}/scores, /v2/scorers/{id}/batches, /v2/batches/{id}… |
+ * | wallet session, per IP/address | walletRoutes        | /registry/wallet/…                                           |
+ * | none, per IP                   | stakeEventRoutes    | /registry/{token}-stake/{address}/{round_id}                 |
+ * | none (static files)            | iconRoutes          | /static/icons/…                                              |
+ * | none, per IP                   | publicDataRoutes    | /api/v0.1/…, /grants/…                                       |
+ *
+ * Health, OpenAPI and metrics are the server's own (server.ts).
+ */
+export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
+  const { config } = ctx;
+  const counters: BudgetCounters = {
+    redis: ctx.redis,
+    redisWatch: ctx.redisWatch,
+    onRejected: metrics ? (budget) => metrics.rateLimitRejected(budget) : undefined,
+  };
+  if (config.scoringApiEnabled) {
+    const keyScope = {
+      apiKeys: ctx.apiKeys,
+      withoutKey: portalSessionAuthentication(config, ctx.portal.sessions),
+      windowMs: config.rateLimitWindowMs,
+      tier4: config.rateLimitTier4,
+      counters,
+    };
+    await app.register(async (scope) => portalSessionRoutes(scope, { sessions: ctx.portal.sessions, config, counters }));
+    await app.register(async (scope) => accountRoutes(scope, { account: ctx.portal.account, keyScope }));
+    await app.register(async (scope) => portalPageRoutes(scope, config.portalAssetsDir));
+    await app.register(async (scope) => {
+      const budget = await registerApiKeyScope(scope, keyScope);
+      signingMessageRoute(scope, ctx);
+      submitPassportRoute(scope, ctx);
+      scoreRoutes(scope, ctx);
+      stakeRoutes(scope, { stakes: ctx.staking.stakes, governanceToken: config.governanceToken });
+      stampsRoutes(scope, ctx);
+      v2ScoreRoutes(scope, ctx);
+      v2StampsRoutes(scope, ctx);
+      webhookRoutes(scope, { endpoints: ctx.webhooks.endpoints, wakeDeliveries: () => ctx.webhooks.worker.notify() });
+      eventFeedRoutes(scope, { feed: ctx.webhooks.feed });
+      await scope.register(async (batches) => batchRoutes(batches, { service: ctx.batches.service, config, budget }));
+    });
+    await app.register(async (scope) => walletRoutes(scope, { wallet: ctx.wallet, issuers: ctx.issuers, config, counters }));
+    await app.register(async (scope) =>
+      stakeEventRoutes(scope, {
+        events: ctx.staking.events,
+        governanceToken: config.governanceToken,
+        perMinute: config.stakeEventsRateLimitPerMinute,
+        counters,
+      }),
+    );
+    const iconFiles = loadIconFiles();
+    await app.register(async (scope) => iconRoutes(scope, iconFiles));
+  }
+  if (config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
+}
