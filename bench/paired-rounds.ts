@@ -7,15 +7,9 @@
  * machine as much as the code. The record kept is the median round; every round's figures are
  * kept beside it.
  */
-import { type CaseRecord, derive } from './report.js';
+import { type CaseRecord, derive, type RoundFigures } from './report.js';
 
-/** One round of a paired case: its figures against the ceiling measured right after it. */
-export interface RoundFigures {
-  ratioToCeiling: number;
-  cpuVsCeiling: number;
-  cpuPerRequestUs: number;
-  ceilingRps: number;
-}
+export type { RoundFigures } from './report.js';
 
 /** Which way a paired case is judged: by its req/s over the ceiling's, or by its CPU per request over the ceiling's. */
 export type PairedMeasure = 'ratioToCeiling' | 'cpuVsCeiling';

@@ -6,8 +6,15 @@
 import type { LoadResult } from './load.js';
 import { type MachineUsage, otherCpuMs } from './machine.js';
 import type { CaseName } from './options.js';
-import type { RoundFigures } from './paired-rounds.js';
 import type { DatabaseKind, ServerUsage, TargetCheck } from './protocol.js';
+
+/** One round of a paired case (bench/paired-rounds.ts): its figures against the ceiling measured right after it. */
+export interface RoundFigures {
+  ratioToCeiling: number;
+  cpuVsCeiling: number;
+  cpuPerRequestUs: number;
+  ceilingRps: number;
+}
 
 export interface CaseRecord {
   case: CaseName;

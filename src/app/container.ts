@@ -35,6 +35,7 @@ import { createWalletServices } from '../scoring/wallet/wallet-services.js';
 import { walletOwnership } from '../chain/wallet-ownership.js';
 import { createPublicDataServices } from '../publicdata/public-data-services.js';
 import { createWebhookServices, type WebhookServicesOptions } from '../webhooks/webhook-services.js';
+import { insertOutboxRow } from '../webhooks/delivery-queue.repository.js';
 import { createBatchServices } from '../scoring/batches/batch-services.js';
 import { createPortalServices } from '../portal/portal-services.js';
 
@@ -106,7 +107,8 @@ export async function createAppContext(config: Config, database: Database, optio
     epoch: database.writesElsewhere ?? (() => bus.generation()),
   });
   const scoreWritten = (scorerId: number, address: string) => bus.publish('scoreChanged', { scorerId, address });
-  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten);
+  // Every score event reaches the webhook outbox in the transaction that appends it.
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten, [insertOutboxRow]);
   const jobs = scoringJobsRepository(database, v2.events);
   const scoreFromStore = (scorerId: number, address: string, now: number) =>
     scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now);

@@ -1,8 +1,8 @@
 /**
  * Environment → one validated, typed configuration object. Every variable is declared once, in
  * the file of its concern (server, database, scoring, security, staking, publicdata), and they are
- * read together here; the README's configuration table and the `stampgate config` command are
- * generated from the same list, so they cannot drift.
+ * read together here; docs/configuration.md is checked against the same list by a test,
+ * so the two cannot drift.
  */
 
 import { BadValue, type Setting } from './parse.js';

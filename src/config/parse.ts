@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 export interface Setting<T> {
   name: string;
   description: string;
-  /** Shown in the README; `undefined` means "unset". */
+  /** Shown in docs/configuration.md; `undefined` means "unset". */
   defaultText: string;
   parse: (raw: string | undefined, env: NodeJS.ProcessEnv) => T;
 }

@@ -17,9 +17,11 @@ import { type AvailabilityLog, DatabaseAvailability } from './availability.js';
 import type { DialectName } from './dialect.js';
 import { kyselyReads, type ReadRunner, sqliteReads } from './read-steps.js';
 import { SqliteWriteWatch } from './sqlite-watch.js';
-import type { Tables } from './tables.js';
+import type { Tables } from './tables/index.js';
 
-export type Db = Kysely<Tables>;
+import type { Db } from './tables/index.js';
+
+export type { Db };
 
 export interface Database {
   db: Db;

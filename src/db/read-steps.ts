@@ -1,7 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { DatabaseAvailability } from './availability.js';
-import type { Db } from './connection.js';
+import type { Db } from './tables/index.js';
 
 /**
  * A read of several statements, written once for both dialects as a generator: it yields each

@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { StakeEvent } from '../chain/staking-contract.js';
 import { type Database, writeTransaction } from '../db/connection.js';
-import type { Tables } from '../db/tables.js';
+import type { Tables } from '../db/tables/index.js';
 import type { StakeEventsTable } from '../db/tables/staking.js';
 
 export type StakeEventRow = Omit<StakeEventsTable, 'id'>;

@@ -1,5 +1,5 @@
 import { type Database, type Db, writeTransaction } from '../db/connection.js';
-import type { NewScoreEvent } from '../scoring/scores/score-events.repository.js';
+import type { NewScoreEvent } from '../scoring/records/score-records.repository.js';
 
 export type AppendScoreEvent = (trx: Db, event: NewScoreEvent) => Promise<number>;
 

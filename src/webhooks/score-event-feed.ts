@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Database, Db } from '../db/connection.js';
-import type { ScoreEventsTable, ScoreEventType } from '../db/tables.js';
+import type { ScoreEventsTable, ScoreEventType } from '../db/tables/index.js';
 import { AppError } from '../errors.js';
 import type { AccountService } from '../scoring/accounts/accounts.service.js';
 import { eventToV2Score, type V2Score } from '../scoring/scores/v2-scores.service.js';

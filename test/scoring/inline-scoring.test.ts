@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/jobs/scoring-jobs.repository.js';
+import type { ScoringJobRow } from '../../src/scoring/jobs/scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../../src/scoring/records/score-outcome.js';
 import { ScoringWorker } from '../../src/scoring/jobs/scoring-worker.js';
 import { scoreService } from '../../src/scoring/scores/scores.service.js';
 import { scoresRepository } from '../../src/scoring/scores/scores.repository.js';

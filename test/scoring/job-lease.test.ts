@@ -6,7 +6,8 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ScoringJobRow, ScoringOutcome } from '../../src/scoring/jobs/scoring-jobs.repository.js';
+import type { ScoringJobRow } from '../../src/scoring/jobs/scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../../src/scoring/records/score-outcome.js';
 import { type JobSettled, type LeaseRenewal, ScoringWorker } from '../../src/scoring/jobs/scoring-worker.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
-import type { ScoringOutcome } from '../../src/scoring/jobs/scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../../src/scoring/records/score-outcome.js';
 import type { ScoreRecord } from '../../src/scoring/scores/scores.service.js';
 import { seedAccount } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ScoresTable } from '../../src/db/tables.js';
+import type { ScoresTable } from '../../src/db/tables/index.js';
 import { v2ScoreJson } from '../../src/scoring/scores/v2-score-json.js';
 import { toV2Score } from '../../src/scoring/scores/v2-scores.service.js';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/connection.js';
-import type { ScorersTable } from '../../db/tables.js';
+import type { ScorersTable } from '../../db/tables/index.js';
 
 export type ScorerRow = Omit<ScorersTable, 'id'> & { id: number };
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/connection.js';
-import type { ApiKeysTable } from '../../db/tables.js';
+import type { ApiKeysTable } from '../../db/tables/index.js';
 import type { PermissionColumns } from './permissions.js';
 
 export type ApiKeyRow = Omit<ApiKeysTable, 'id'> & { id: number };

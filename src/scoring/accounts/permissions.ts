@@ -1,4 +1,4 @@
-import type { ApiKeysTable } from '../../db/tables.js';
+import type { ApiKeysTable } from '../../db/tables/index.js';
 
 /** What an API key may do; each guarded route names the one it needs (v2.md "v2 read API"). */
 export const permissionNames = ['submit_passports', 'read_scores', 'create_scorers', 'historical_endpoint'] as const;

@@ -1,7 +1,8 @@
 import { isDatabaseUnavailable } from '../../db/availability.js';
-import { NullifierTaken } from '../scores/score-events.repository.js';
-import type { ScoreRow } from '../scores/scores.repository.js';
-import type { ScoreVersion, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
+import { NullifierTaken } from '../records/score-records.repository.js';
+import type { ScoreRow } from '../records/score-records.repository.js';
+import type { ScoreVersion, ScoringJobsRepository } from './scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../records/score-outcome.js';
 import type { ScoringWorker } from './scoring-worker.js';
 
 type ScoreFn = (scorerId: number, address: string, now: number) => Promise<ScoringOutcome>;

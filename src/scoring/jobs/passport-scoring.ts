@@ -2,7 +2,7 @@ import type { AccountService } from '../accounts/accounts.service.js';
 import type { Catalogue } from '../stamps/catalogue.js';
 import { type BreakdownStamp, type CandidateStamp, computeScore, type NullifierHold } from '../scorers/engine.js';
 import type { TrustedIssuerService } from '../stamps/issuers.service.js';
-import type { ScoringOutcome } from './scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../records/score-outcome.js';
 import type { StampsRepository } from '../stamps/stamps.repository.js';
 import { formatScoringTimestamp } from '../timestamps.js';
 

@@ -1,47 +1,20 @@
 import { compiledOnce, type Database, type Db, writeStatement, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
-import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
-import type { ScoresTable, ScoreStatus, ScoringJobsTable, Tables } from '../../db/tables.js';
+import type { ScoringJobsTable } from '../../db/tables/index.js';
 import {
   NullifierTaken,
   type RecordedScoring,
-  type ScoreEventsRepository,
-  scoreEventsRepository,
-  type TrackedScoreRow,
+  type ScoreRecordsRepository,
+  type ScoreVersion,
+  scoreRecordsRepository,
   unchangedRefresh,
-} from '../scores/score-events.repository.js';
+} from '../records/score-records.repository.js';
+import type { ScoringOutcome } from '../records/score-outcome.js';
 
 export type ScoringJobRow = Omit<ScoringJobsTable, 'id'> & { id: number };
+export type { ScoreVersion } from '../records/score-records.repository.js';
 
-export interface ScoringOutcome {
-  score: string;
-  evidence: string | null;
-  /** Epoch ms: the earliest expiry among the counted stamps, null when none counted. */
-  expirationDate: number | null;
-  /** JSON object provider → 5-dp weight of each counted stamp (`{}` when none). */
-  stampScores: string;
-  /**
-   * Nullifiers the counted stamps hold for this address, until the stamp expires; `heldAlready`
-   * when the address held it, with this expiry, as the score was computed.
-   */
-  claims: { nullifier: string; expiresAt: number; heldAlready?: boolean }[];
-  // The v2 fields: scorePassport always fills them; they are optional only for hand-made
-  // outcomes (tests of the job queue), which record score as raw score, not passing, no stamps.
-  /** The raw weighted sum, five fraction digits (the v2 `score`, whatever the scorer type). */
-  rawScore?: string;
-  /** rawScore ≥ threshold, compared exactly. */
-  passing?: boolean;
-  /** The scorer's threshold, five fraction digits. */
-  threshold?: string;
-  /** JSON: the v2 per-stamp breakdown, provider → {score, dedup, expiration_date}, in provider order. */
-  stamps?: string;
-}
 
-/** The score row as an inline scoring starts: handed back to `recordInline`, which writes only over this version. */
-export interface ScoreVersion {
-  text: string;
-  row: (TrackedScoreRow & Pick<ScoresTable, 'last_score_timestamp' | 'raw_score' | 'stamp_scores' | 'expiration_date'>) | undefined;
-}
 
 /** What `recordInline` did: recorded the scoring, or found a job of the address and joined it. */
 export type InlineRecording = { kind: 'recorded'; recorded: RecordedScoring } | { kind: 'queued' };
@@ -52,20 +25,8 @@ class RunAgain extends Error {}
 /** Rolls an inline recording back: a job of the address is queued or running. */
 class JoinJob extends Error {}
 
-/** A score row while its job runs: a new submission and a re-submission look the same. */
-function processingState(now: number) {
-  return {
-    status: 'PROCESSING' as const,
-    score: null,
-    evidence: null,
-    error: null,
-    last_score_timestamp: now,
-    expiration_date: null,
-    stamp_scores: null,
-  };
-}
 
-export function scoringJobsRepository(database: Database, events: ScoreEventsRepository = scoreEventsRepository(database)) {
+export function scoringJobsRepository(database: Database, records: ScoreRecordsRepository = scoreRecordsRepository(database)) {
   const { db, dialect } = database;
   // Every submission runs these, so they are compiled once (see compiledOnce).
   const queueJob = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
@@ -80,12 +41,6 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
           last_error: null,
         })),
       ),
-  );
-  const markProcessing = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
-    db
-      .insertInto('scores')
-      .values({ scorer_id: scorerId, address, ...processingState(now) })
-      .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet(processingState(now))),
   );
   // One statement, so no transaction: the next due job (queued, or running with an expired lease)
   // is leased in the same breath it is found. PostgreSQL skips rows other claims have locked.
@@ -133,38 +88,6 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
       .where('scorer_id', '=', scorerId)
       .where('address', '=', address),
   );
-  // An unchanged re-score in one statement, taking no lock first: written only while the row is
-  // the version the scoring read (as recordInline's locked comparison) and no job of the address
-  // exists (a job committed later marks the row PROCESSING after this write, and runs after it).
-  const refreshIfVersion = compiledOnce(
-    (
-      db: Db,
-      scorerId: number,
-      address: string,
-      now: number,
-      rawScore: string | null,
-      stampScores: string | null,
-      expirationDate: number | null,
-      eventId: number,
-      lastScoreTimestamp: number,
-      status: ScoreStatus,
-    ) =>
-      whereVersion(
-        db.updateTable('scores').set({ last_score_timestamp: now, raw_score: rawScore, stamp_scores: stampScores, expiration_date: expirationDate }),
-        scorerId,
-        address,
-        eventId,
-        lastScoreTimestamp,
-        status,
-      ),
-  );
-  // The usual re-score: the untracked columns equal the stored ones too, so only the timestamp is
-  // written, under the same conditions. Setting a column rewrites every index holding it, even to
-  // the value it holds: the expiration-date index's page was one of a refresh's four WAL frames.
-  const touchIfVersion = compiledOnce(
-    (db: Db, scorerId: number, address: string, now: number, eventId: number, lastScoreTimestamp: number, status: ScoreStatus) =>
-      whereVersion(db.updateTable('scores').set({ last_score_timestamp: now }), scorerId, address, eventId, lastScoreTimestamp, status),
-  );
   // The row an inline scoring writes over, under its lock: its version, what recordScoring compares
   // the result with (see unchangedSince), and whether a job of the address exists, in one statement.
   const scoreUnderLock = compiledOnce((db: Db, scorerId: number, address: string) => {
@@ -188,7 +111,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
       // The job row is locked before the score row, in the same order as completion and failure,
       // so that a submission racing a completion waits instead of deadlocking.
       await queueJob(trx, scorerId, address, now);
-      await markProcessing(trx, scorerId, address, now);
+      await records.markProcessing(trx, scorerId, address, now);
     });
   }
 
@@ -214,15 +137,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
       const refreshed = unchangedRefresh(outcome, readOver.row, scorerId, address, now);
       if (refreshed && readOver.row) {
         const version = readOver.row;
-        const untrackedEqual =
-          (refreshed.raw_score ?? null) === (version.raw_score ?? null) &&
-          refreshed.stamp_scores === version.stamp_scores &&
-          sameTime(refreshed.expiration_date, version.expiration_date);
-        const written = await writeStatement(database, (db) =>
-          untrackedEqual
-            ? touchIfVersion(db, scorerId, address, now, version.event_id!, version.last_score_timestamp, version.status)
-            : refreshIfVersion(db, scorerId, address, now, refreshed.raw_score ?? null, refreshed.stamp_scores, refreshed.expiration_date, version.event_id!, version.last_score_timestamp, version.status),
-        );
+        const written = await writeStatement(database, (db) => records.refreshOverVersion(db, scorerId, address, now, refreshed, version));
         if (Number(written.numAffectedRows ?? 0) === 1) return { kind: 'recorded', recorded: { row: refreshed, appendedEventId: null } };
         // Written over since, or a job exists: the locked path below tells which.
       }
@@ -237,7 +152,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
           // looking at the queue now is as good as after the write. Without a row there is nothing
           // to lock: the queue is looked at once the write has taken the row.
           if (current?.job_id != null) throw new JoinJob();
-          const recorded = await events.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now, { previous: current });
+          const recorded = await records.recordScoring(trx, scorerId, address, { status: 'DONE', outcome }, now, { previous: current });
           if (!current && (await jobOf(trx, scorerId, address)).rows.length > 0) throw new JoinJob();
           return { kind: 'recorded' as const, recorded };
         });
@@ -273,7 +188,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
           if (!current || current.lease_owner !== owner || current.state !== 'running') return 'lost';
           if (current.generation !== current.claimed_generation) throw new RunAgain();
           try {
-            await events.recordScoring(trx, job.scorer_id, job.address, { status: 'DONE', outcome }, now);
+            await records.recordScoring(trx, job.scorer_id, job.address, { status: 'DONE', outcome }, now);
           } catch (error) {
             if (error instanceof NullifierTaken) throw new RunAgain();
             throw error;
@@ -318,7 +233,7 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
             .execute();
           return 'rerun';
         }
-        await events.recordScoring(trx, job.scorer_id, job.address, { status: 'ERROR', error, threshold: null }, now);
+        await records.recordScoring(trx, job.scorer_id, job.address, { status: 'ERROR', error, threshold: null }, now);
         await trx.deleteFrom('scoring_jobs').where('id', '=', job.id).execute();
         return 'error';
       });
@@ -366,22 +281,3 @@ export function scoringJobsRepository(database: Database, events: ScoreEventsRep
 
 export type ScoringJobsRepository = ReturnType<typeof scoringJobsRepository>;
 
-/** Two epoch-ms columns equal (PostgreSQL may answer a bigint as text). */
-function sameTime(a: number | string | null, b: number | string | null): boolean {
-  return a === null || b === null ? a === b : Number(a) === Number(b);
-}
-
-type ScoresUpdate = UpdateQueryBuilder<Tables, 'scores', 'scores', UpdateResult>;
-
-/** Written only while the row is the version the scoring read and no job of the address exists. */
-function whereVersion(query: ScoresUpdate, scorerId: number, address: string, eventId: number, lastScoreTimestamp: number, status: ScoreStatus): ScoresUpdate {
-  return query
-    .where('scorer_id', '=', scorerId)
-    .where('address', '=', address)
-    .where('event_id', '=', eventId)
-    .where('last_score_timestamp', '=', lastScoreTimestamp)
-    .where('status', '=', status)
-    .where((eb) =>
-      eb.not(eb.exists(eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address))),
-    );
-}

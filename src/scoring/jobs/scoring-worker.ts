@@ -3,7 +3,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { isDatabaseUnavailable } from '../../db/availability.js';
-import type { ScoringJobRow, ScoringJobsRepository, ScoringOutcome } from './scoring-jobs.repository.js';
+import type { ScoringJobRow, ScoringJobsRepository } from './scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../records/score-outcome.js';
 
 export interface ScoringWorkerOptions {
   /** Jobs scored at the same time by this worker. */

@@ -1,5 +1,5 @@
 import { compiledOnce, type Db } from '../../db/connection.js';
-import type { ScoresTable } from '../../db/tables.js';
+import type { ScoresTable } from '../../db/tables/index.js';
 
 export type ScoreRow = ScoresTable;
 

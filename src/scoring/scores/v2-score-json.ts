@@ -1,4 +1,4 @@
-import type { ScoresTable } from '../../db/tables.js';
+import type { ScoresTable } from '../../db/tables/index.js';
 import { formatScoringTimestamp } from '../timestamps.js';
 
 type V2Row = Pick<ScoresTable, 'address' | 'status' | 'error' | 'expiration_date' | 'raw_score' | 'passing' | 'threshold' | 'stamps' | 'last_score_timestamp'>;

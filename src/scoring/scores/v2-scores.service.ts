@@ -1,12 +1,12 @@
 import { type Database, type Db, writeTransaction } from '../../db/connection.js';
-import type { ScoreEventsTable, ScoresTable } from '../../db/tables.js';
+import type { ScoreEventsTable, ScoresTable } from '../../db/tables/index.js';
 import { AppError } from '../../errors.js';
 import { isScorerId } from '../accounts/accounts.service.js';
 import { type PassportScoringDeps, scorePassport } from '../jobs/passport-scoring.js';
-import type { ScoringOutcome } from '../jobs/scoring-jobs.repository.js';
+import type { ScoringOutcome } from '../records/score-outcome.js';
 import { formatScore, parseDecimal } from '../scorers/decimal.js';
 import { formatScoringTimestamp, parseTimestampFilter } from '../timestamps.js';
-import { NullifierTaken, type ScoreEventsRepository, type SettledScoring } from './score-events.repository.js';
+import { NullifierTaken, type ScoreRecordsRepository, type SettledScoring } from '../records/score-records.repository.js';
 import type { ScoresRepository } from './scores.repository.js';
 import type { V2Score } from './v2-score.schema.js';
 
@@ -118,7 +118,7 @@ export function v2ScoreService(
   deps: PassportScoringDeps & {
     database: Database;
     scores: ScoresRepository;
-    events: ScoreEventsRepository;
+    events: ScoreRecordsRepository;
     /** Announces a written score row to every process; awaited before the response. */
     scoreWritten?: (scorerId: number, address: string) => Promise<void>;
   },

@@ -1,6 +1,7 @@
 import type { Database } from '../../db/connection.js';
+import type { ScoreEventSink } from '../../events/score-event-sink.js';
 import type { PassportScoringDeps } from '../jobs/passport-scoring.js';
-import { scoreEventsRepository } from './score-events.repository.js';
+import { scoreRecordsRepository } from '../records/score-records.repository.js';
 import { scoresRepository } from './scores.repository.js';
 import { v2ScoreService } from './v2-scores.service.js';
 
@@ -13,8 +14,10 @@ export function createV2Services(
   scoring: PassportScoringDeps,
   clock: () => number = Date.now,
   scoreWritten?: (scorerId: number, address: string) => Promise<void>,
+  /** Hear every appended score event in its transaction (the webhook outbox). */
+  sinks: readonly ScoreEventSink[] = [],
 ) {
-  const events = scoreEventsRepository(database);
+  const events = scoreRecordsRepository(database, { sinks });
   return {
     events,
     scores: v2ScoreService({ ...scoring, database, scores: scoresRepository(database.db), events, scoreWritten }, clock),

@@ -1,5 +1,5 @@
 import { compiledOnce, type Db } from '../../db/connection.js';
-import type { StampsTable } from '../../db/tables.js';
+import type { StampsTable } from '../../db/tables/index.js';
 
 export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'created_at' | 'updated_at'>;
 

@@ -1,10 +1,10 @@
-import type { Generated } from 'kysely';
-import type { PublicDataTables } from './tables/public-data.js';
-import type { StakingTables } from './tables/staking.js';
-import type { WalletTables } from './tables/wallet.js';
-import type { PortalTables } from './tables/portal.js';
-import type { WebhookTables } from './tables/webhooks.js';
-import type { BatchTables } from './tables/batches.js';
+import type { Generated, Kysely } from 'kysely';
+import type { PublicDataTables } from './public-data.js';
+import type { StakingTables } from './staking.js';
+import type { WalletTables } from './wallet.js';
+import type { PortalTables } from './portal.js';
+import type { WebhookTables } from './webhooks.js';
+import type { BatchTables } from './batches.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -170,3 +170,6 @@ export interface Tables extends WalletTables, StakingTables, PublicDataTables, W
   scoring_jobs: ScoringJobsTable;
   score_events: ScoreEventsTable;
 }
+
+/** A Kysely handle on every table: the pool, or a transaction inside it. */
+export type Db = Kysely<Tables>;

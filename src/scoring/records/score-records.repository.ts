@@ -1,19 +1,27 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { compiledOnce, type Database, type Db } from '../../db/connection.js';
 import { lockScoreEventLog } from '../../db/dialect.js';
-import type { ScoreEventsTable, ScoresTable, ScoreStatus } from '../../db/tables.js';
-import type { ScoringOutcome } from '../jobs/scoring-jobs.repository.js';
-import { insertOutboxRow } from '../../webhooks/delivery-queue.repository.js';
+import type { ScoreEventSink } from '../../events/score-event-sink.js';
+import type { ScoreEventsTable, ScoresTable, ScoreStatus, Tables } from '../../db/tables/index.js';
+import type { ScoringOutcome } from './score-outcome.js';
+import {
+  differsFromEvent,
+  holdsToWrite,
+  NullifierTaken,
+  processingState,
+  refreshedRow,
+  type ScoreVersion,
+  type SettledScoring,
+  settledColumns,
+  type TrackedScoreRow,
+  unchangedSince,
+} from './settled-scoring.js';
+
+export { NullifierTaken, type ScoreVersion, type SettledScoring, type TrackedScoreRow, unchangedRefresh } from './settled-scoring.js';
 
 export type ScoreEventRow = Selectable<ScoreEventsTable>;
 export type NewScoreEvent = Insertable<ScoreEventsTable>;
-type ScoreRow = ScoresTable;
-
-/** A settled scoring: what the score row becomes and what the event log records. */
-export type SettledScoring =
-  | { status: 'DONE'; outcome: ScoringOutcome }
-  /** `threshold` (5 dp) when the scorer's threshold is known, so the v2 error answer can show it. */
-  | { status: 'ERROR'; error: string; threshold?: string | null };
+export type ScoreRow = ScoresTable;
 
 export interface RecordScoringOptions {
   /** Runs inside the same write transaction, after the score and its event (batch items). */
@@ -22,134 +30,67 @@ export interface RecordScoringOptions {
   previous?: TrackedScoreRow;
 }
 
-/** What a score row tells of its latest event: the tracked columns and the event it points at. */
-export type TrackedScoreRow = Pick<ScoreRow, 'status' | 'score' | 'passing' | 'threshold' | 'evidence' | 'error' | 'stamps' | 'event_id'>;
-
-/** The columns a result is compared on with the latest event (spec v2.md "Score events"), as an event or a row holds them. */
-interface TrackedEvent {
-  status: ScoreStatus;
-  score?: string | null;
-  passing?: number | null;
-  threshold?: string | null;
-  evidence?: string | null;
-  error?: string | null;
-  stamps?: string | null;
-}
-
 export interface RecordedScoring {
   row: ScoreRow;
   /** The appended event's id; null when the result equals the latest event (nothing appended). */
   appendedEventId: number | null;
 }
 
-/**
- * Another address took a nullifier the result counted on, between scoring and recording: the
- * transaction must roll back and the address be scored again.
- */
-export class NullifierTaken extends Error {
-  constructor() {
-    super('a nullifier the score counted on was taken by another address');
-    this.name = 'NullifierTaken';
-  }
-}
-
-/** The score row and event columns of a settled result. */
-function settledColumns(result: SettledScoring) {
-  if (result.status === 'ERROR') {
-    return {
-      status: 'ERROR' as const,
-      score: null,
-      raw_score: null,
-      passing: 0,
-      threshold: result.threshold ?? null,
-      evidence: null,
-      // Nothing counted for a failed scoring: `{}`, so clients that iterate stamp_scores keep working.
-      stamp_scores: '{}',
-      stamps: '{}',
-      expiration_date: null,
-      error: result.error,
-    };
-  }
-  const { outcome } = result;
-  return {
-    status: 'DONE' as const,
-    score: outcome.score,
-    raw_score: outcome.rawScore ?? outcome.score,
-    passing: outcome.passing ? 1 : 0,
-    threshold: outcome.threshold ?? null,
-    evidence: outcome.evidence,
-    stamp_scores: outcome.stampScores,
-    stamps: outcome.stamps ?? '{}',
-    expiration_date: outcome.expirationDate,
-    error: null,
-  };
-}
-
-type Settled = ReturnType<typeof settledColumns>;
-
-/**
- * Whether a result equals the latest event, told by the row it replaces, so that re-scoring an
- * unchanged passport need not read the event log. A settled row pointing at an event holds that
- * event's tracked columns, and that event is the latest `score.updated` one: recordScoring is the
- * only writer of both and points the row at every event it appends (a PROCESSING row is not
- * settled). Rows the 0013 backfill wrote may differ from their event in a column the event left
- * out, so only equality is trusted; a difference is settled by reading the event.
- */
-function unchangedSince(settled: Settled, previous: TrackedScoreRow | undefined): boolean {
-  if (!previous || previous.event_id == null || (previous.status !== 'DONE' && previous.status !== 'ERROR')) return false;
-  return !differsFromEvent(settled, previous);
-}
-
-/** The claims a recording must write: a live hold of the address with the same expiry needs none. */
-function holdsToWrite(outcome: ScoringOutcome, now: number): ScoringOutcome['claims'] {
-  // Holds are never deleted, and a live hold cannot pass to another address before it expires.
-  return outcome.claims.filter((claim) => !(claim.heldAlready && claim.expiresAt > now));
+export interface ScoreRecordsOptions {
+  /** Hear every appended event in its transaction (the webhook outbox; see events/score-event-sink.ts). */
+  sinks?: readonly ScoreEventSink[];
 }
 
 /**
- * A DONE result that equals the row it was scored over (`previous`, with its event) and needs no
- * hold written: the whole recording is then a refresh of the untracked columns, and the row it
- * leaves is returned with them. Null when the result needs recordScoring.
+ * The score record: the only writer of `scores` (the projection), `score_events` (the append-only
+ * log) and `nullifier_holds` (dedup's claims). Its one write path of a settled scoring (v1 job
+ * completion and failure, v2 synchronous scoring, batches) takes the holds, writes the row and,
+ * when the result changed, appends the event, all in the caller's transaction;
+ * `appendScoreEvent` is the only insert into score_events. A queued submission's PROCESSING row
+ * and an unchanged re-score's refresh are written here too.
  */
-export function unchangedRefresh(
-  outcome: ScoringOutcome,
-  previous: TrackedScoreRow | undefined,
-  scorerId: number,
-  address: string,
-  now: number,
-): ScoreRow | null {
-  const settled = settledColumns({ status: 'DONE', outcome });
-  if (!previous || !unchangedSince(settled, previous) || holdsToWrite(outcome, now).length > 0) return null;
-  return refreshedRow(scorerId, address, settled, now, previous);
-}
-
-/** The row a refresh leaves: the result's columns, the new timestamp, the event it already pointed at. */
-function refreshedRow(scorerId: number, address: string, settled: Settled, now: number, previous: TrackedScoreRow): ScoreRow {
-  return { scorer_id: scorerId, address, ...settled, last_score_timestamp: now, event_id: previous.event_id };
-}
-
-/** Whether a settled result differs from an event in what the log tracks (spec v2.md "Score events"). */
-export function differsFromEvent(settled: Settled, event: TrackedEvent | undefined): boolean {
-  return (
-    event === undefined ||
-    event.status !== settled.status ||
-    event.score !== settled.score ||
-    Number(event.passing) !== settled.passing ||
-    event.threshold !== settled.threshold ||
-    event.evidence !== settled.evidence ||
-    event.error !== settled.error ||
-    event.stamps !== settled.stamps
-  );
-}
-
-/**
- * The one write path of a settled scoring (v1 job completion and failure, v2 synchronous scoring,
- * batches): nullifier holds, the score row (the projection) and, when the result changed, the
- * score event, all in the caller's transaction. `appendScoreEvent` is the only insert into
- * score_events.
- */
-export function scoreEventsRepository(database: Database) {
+export function scoreRecordsRepository(database: Database, options: ScoreRecordsOptions = {}) {
   const { dialect } = database;
+  const sinks = options.sinks ?? [];
+  const markProcessing = compiledOnce((db: Db, scorerId: number, address: string, now: number) =>
+    db
+      .insertInto('scores')
+      .values({ scorer_id: scorerId, address, ...processingState(now) })
+      .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet(processingState(now))),
+  );
+  // An unchanged re-score in one statement, taking no lock first: written only while the row is
+  // the version the scoring read (as recordInline's locked comparison) and no job of the address
+  // exists (a job committed later marks the row PROCESSING after this write, and runs after it).
+  const refreshIfVersion = compiledOnce(
+    (
+      db: Db,
+      scorerId: number,
+      address: string,
+      now: number,
+      rawScore: string | null,
+      stampScores: string | null,
+      expirationDate: number | null,
+      eventId: number,
+      lastScoreTimestamp: number,
+      status: ScoreStatus,
+    ) =>
+      whereVersion(
+        db.updateTable('scores').set({ last_score_timestamp: now, raw_score: rawScore, stamp_scores: stampScores, expiration_date: expirationDate }),
+        scorerId,
+        address,
+        eventId,
+        lastScoreTimestamp,
+        status,
+      ),
+  );
+  // The usual re-score: the untracked columns equal the stored ones too, so only the timestamp is
+  // written, under the same conditions. Setting a column rewrites every index holding it, even to
+  // the value it holds: the expiration-date index's page was one of a refresh's four WAL frames.
+  const touchIfVersion = compiledOnce(
+    (db: Db, scorerId: number, address: string, now: number, eventId: number, lastScoreTimestamp: number, status: ScoreStatus) =>
+      whereVersion(db.updateTable('scores').set({ last_score_timestamp: now }), scorerId, address, eventId, lastScoreTimestamp, status),
+  );
+
   const latestUpdate = compiledOnce((db: Db, scorerId: number, address: string) =>
     db
       .selectFrom('score_events')
@@ -227,8 +168,8 @@ export function scoreEventsRepository(database: Database) {
     await lockScoreEventLog(dialect, trx, event.scorer_id);
     const inserted = await trx.insertInto('score_events').values(event).returning('id').executeTakeFirstOrThrow();
     const id = Number(inserted.id);
-    // Every event reaches the webhook outbox in its own transaction (issue 16).
-    await insertOutboxRow(trx, { id, scorerId: event.scorer_id, type: event.type ?? 'score.updated', createdAt: event.created_at });
+    // Every event reaches its listeners (the webhook outbox) in its own transaction.
+    for (const sink of sinks) await sink(trx, { id, scorerId: event.scorer_id, type: event.type ?? 'score.updated', createdAt: event.created_at });
     return id;
   }
 
@@ -252,6 +193,26 @@ export function scoreEventsRepository(database: Database) {
 
   return {
     appendScoreEvent,
+
+    /** A submission's row while its job runs, in the transaction that queues the job. */
+    async markProcessing(trx: Db, scorerId: number, address: string, now: number): Promise<void> {
+      await markProcessing(trx, scorerId, address, now);
+    },
+
+    /**
+     * An unchanged re-score (`refreshed`, from unchangedRefresh) written over the row it was scored
+     * over, in one statement and only while the row is still that `version` and no job of the
+     * address exists; numAffectedRows 0 when it was not.
+     */
+    refreshOverVersion(db: Db, scorerId: number, address: string, now: number, refreshed: ScoreRow, version: NonNullable<ScoreVersion['row']>) {
+      const untrackedEqual =
+        (refreshed.raw_score ?? null) === (version.raw_score ?? null) &&
+        refreshed.stamp_scores === version.stamp_scores &&
+        sameTime(refreshed.expiration_date, version.expiration_date);
+      return untrackedEqual
+        ? touchIfVersion(db, scorerId, address, now, version.event_id!, version.last_score_timestamp, version.status)
+        : refreshIfVersion(db, scorerId, address, now, refreshed.raw_score ?? null, refreshed.stamp_scores, refreshed.expiration_date, version.event_id!, version.last_score_timestamp, version.status);
+    },
 
     /**
      * Records a settled scoring in `trx`: takes the nullifier holds (throws NullifierTaken when
@@ -309,4 +270,25 @@ export function scoreEventsRepository(database: Database) {
   };
 }
 
-export type ScoreEventsRepository = ReturnType<typeof scoreEventsRepository>;
+export type ScoreRecordsRepository = ReturnType<typeof scoreRecordsRepository>;
+
+type ScoresUpdate = UpdateQueryBuilder<Tables, 'scores', 'scores', UpdateResult>;
+
+/** Written only while the row is the version the scoring read and no job of the address exists. */
+function whereVersion(query: ScoresUpdate, scorerId: number, address: string, eventId: number, lastScoreTimestamp: number, status: ScoreStatus): ScoresUpdate {
+  return query
+    .where('scorer_id', '=', scorerId)
+    .where('address', '=', address)
+    .where('event_id', '=', eventId)
+    .where('last_score_timestamp', '=', lastScoreTimestamp)
+    .where('status', '=', status)
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('scoring_jobs').select('scoring_jobs.id').where('scoring_jobs.scorer_id', '=', scorerId).where('scoring_jobs.address', '=', address))),
+    );
+}
+
+/** Two epoch-ms columns equal (PostgreSQL may answer a bigint as text). */
+function sameTime(a: number | string | null, b: number | string | null): boolean {
+  return a === null || b === null ? a === b : Number(a) === Number(b);
+}
+
