@@ -197,7 +197,7 @@ export async function createAppContext(config: Config, database: Database, optio
     },
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
-      await scores.drain();
+      await scores.close();
       await portal.usage.stop();
       await Promise.all([worker.stop(), webhooks.worker.stop(), batches.worker.stop()]);
       await staking.indexer?.stop();

@@ -20,6 +20,7 @@ import { registerRoutes } from './route-map.js';
 import { observeResponses, type ResponseObserver } from '../http/response-observers.js';
 import { CoalescedResponse } from '../http/coalesced-writes.js';
 import { buildResponseSerializer } from '../http/response-serializers.js';
+import { buildRequestValidator } from '../http/request-validators.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -49,6 +50,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     },
+    // Coercion is for query strings, path parameters and headers (text); JSON bodies are checked
+    // without it (buildRequestValidator).
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false },
       plugins: [addSafeIntegerKeyword],
@@ -155,6 +158,6 @@ function serverOptions(config: Config) {
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
       ServerResponse: CoalescedResponse,
     },
-    schemaController: { compilersFactory: { buildSerializer: buildResponseSerializer } },
+    schemaController: { compilersFactory: { buildSerializer: buildResponseSerializer, buildValidator: buildRequestValidator } },
   };
 }

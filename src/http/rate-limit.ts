@@ -38,8 +38,12 @@ export interface RateLimitOptions {
 
 /** Charges a request more than the one unit every request costs. */
 export interface RateBudget {
-  /** Spends `units` more of the request's budget, or throws 429 `rate_limited` (spending nothing) when they do not all fit. */
-  spend(request: FastifyRequest, units: number): Promise<void>;
+  /**
+   * Spends `units` more of the request's budget, or throws 429 `rate_limited` (spending nothing) when they do not all fit.
+   * Either way the answer's `RateLimit-Remaining` and `RateLimit-Reset` are set again from the count after it: the
+   * hook set them after the request's first unit only.
+   */
+  spend(request: FastifyRequest, reply: FastifyReply, units: number): Promise<void>;
 }
 
 /**
@@ -111,13 +115,15 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   });
 
   return {
-    async spend(request, units) {
+    async spend(request, reply, units) {
       if (units <= 0) return;
       const limit = limitOf(request);
       const charged = await store.incrWithin(options.key(request), units, limit, options.windowMs);
+      const seconds = Math.max(1, Math.ceil(charged.ttl / 1000));
+      reply.header('ratelimit-remaining', Math.max(0, limit - charged.current));
+      reply.header('ratelimit-reset', seconds);
       if (charged.added) return;
       options.onRejected?.(request);
-      const seconds = Math.max(1, Math.ceil(charged.ttl / 1000));
       throw new AppError('rate_limited', options.message(limit, durationText(seconds)), { 'retry-after': String(seconds) });
     },
   };

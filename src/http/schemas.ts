@@ -31,3 +31,12 @@ export const LimitSchema = Integer({ minimum: 0, maximum: 1000, default: 100, de
 export const OffsetSchema = Integer({ minimum: 0, default: 0, description: 'Items to skip.' });
 
 export const ScorerIdSchema = Type.String({ pattern: '^[0-9]{1,15}$', description: 'Scorer identifier (a positive integer).' });
+
+/**
+ * A scorer id in a JSON body: as text or as a JSON integer, the two ways the reference service
+ * takes it and real clients send it (decisions.md, "Strict bodies"). The same values either way:
+ * up to 15 digits.
+ */
+export const BodyScorerIdSchema = Type.Union([ScorerIdSchema, Integer({ minimum: 0, maximum: 999_999_999_999_999 })], {
+  description: 'Scorer identifier (a positive integer), as text or as a JSON integer.',
+});

@@ -88,7 +88,7 @@ export interface ScoreServiceOptions {
   settledJobs?: EventEmitter;
   /** Tells the workers of every process that a job was queued (default: the local worker only). */
   announceJob?: () => void;
-  /** `Retry-After` of the 503 a submission gets once shutdown has begun. */
+  /** `Retry-After` of the 503 a submission gets once the service is closing. */
   retryAfterSeconds?: number;
   /** The single-score read's body cache (see score-read-cache.ts). */
   readCache?: ScoreReadCache;
@@ -109,6 +109,11 @@ export function scoreService(
   // Every waiting submission listens for the abort: any number may wait at once.
   setMaxListeners(0, shutdown.signal);
   const inFlight = new Set<Promise<unknown>>();
+  // Set by close(): the database is about to close, so a submission made now could not be recorded.
+  // The drain alone refuses nothing: a submission that reaches the service during it is a request
+  // the HTTP server took before it began to drain (its head had arrived; later ones are refused
+  // there), and it is recorded and answered.
+  let closed = false;
 
   // The submissions waiting for their job, by (scorer, address): one listener per emitter for all
   // of them, so that a burst of announcements for other jobs costs a map look-up each.
@@ -210,7 +215,7 @@ export function scoreService(
   return {
     /** Records the submission durably, then waits a little for the score. */
     async submit(scorerId: number, address: string): Promise<ScoreRecord> {
-      if (shutdown.signal.aborted) throw shuttingDownError(options.retryAfterSeconds);
+      if (closed) throw shuttingDownError(options.retryAfterSeconds);
       const work = (async () => {
         const start = clock();
         // Listening before anything is written: the job's notices cannot be missed.
@@ -241,8 +246,19 @@ export function scoreService(
       }
     },
 
-    /** Ends the waits of submissions in progress and waits for them to finish (shutdown). */
+    /**
+     * Ends the waits of submissions in progress and waits for them to finish (shutdown). One that
+     * comes after is still taken, and answered without a wait: inline scoring answers it at once
+     * when a slot is free, otherwise it is queued and answered PROCESSING.
+     */
     async drain(): Promise<void> {
+      shutdown.abort();
+      await Promise.allSettled([...inFlight]);
+    },
+
+    /** Refuses submissions from now on (503 `shutting_down`) and drains: before the database closes. */
+    async close(): Promise<void> {
+      closed = true;
       shutdown.abort();
       await Promise.allSettled([...inFlight]);
     },

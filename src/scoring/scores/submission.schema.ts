@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { SIGNATURE_MAX_LENGTH } from '../../chain/wallet-ownership.js';
-import { AddressSchema, ScorerIdSchema } from '../../http/schemas.js';
+import { AddressSchema, BodyScorerIdSchema } from '../../http/schemas.js';
 
 /** The body of POST /registry/submit-passport. */
 export const SubmitPassportSchema = Type.Object(
   {
     address: AddressSchema,
-    scorer_id: Type.Optional(ScorerIdSchema),
-    community: Type.Optional({ ...ScorerIdSchema, description: 'Deprecated alias of scorer_id.' }),
+    scorer_id: Type.Optional(BodyScorerIdSchema),
+    community: Type.Optional({ ...BodyScorerIdSchema, description: 'Deprecated alias of scorer_id, as text or as a JSON integer.' }),
     signature: Type.Optional(
       Type.String({
         maxLength: SIGNATURE_MAX_LENGTH,

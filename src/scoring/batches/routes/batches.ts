@@ -158,9 +158,9 @@ export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDep
         response: { 200: V2ScoreListSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
       // The request's first unit was counted with every request; the other addresses here.
-      preHandler: async (request) => {
+      preHandler: async (request, reply) => {
         requirePermission(request, 'read_scores');
-        await budget.spend(request, (request.body as { addresses: unknown[] }).addresses.length - 1);
+        await budget.spend(request, reply, (request.body as { addresses: unknown[] }).addresses.length - 1);
       },
     },
     async (request) => {
