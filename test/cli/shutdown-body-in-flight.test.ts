@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppContext } from '../../src/app-context.js';
+import { createAppContext } from '../../src/app/container.js';
 import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { seedAccount } from '../helpers/app.js';
