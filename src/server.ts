@@ -88,7 +88,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
       maxAge: 600,
     });
   }
-  await registerOpenApi(app, packageVersion);
+  await registerOpenApi(app, packageVersion, ctx.config.publicBaseUrl);
   const metrics = ctx.config.metricsEnabled ? createMetrics(ctx) : null;
   // One onResponse hook for both: request metrics, then every API key's requests counted per day.
   const observers: ResponseObserver[] = [];

@@ -118,7 +118,16 @@ export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, bu
         params: Type.Object({ id: BatchIdSchema }),
         querystring: Type.Object({ offset: Type.Optional(Integer({ minimum: 0, maximum: 10_000_000, description: 'Result lines to skip (resume).' })) }),
         produces: ['application/x-ndjson', 'text/csv'],
-        response: { ...errorResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: {
+            description: 'The result lines, streamed.',
+            content: {
+              'application/x-ndjson': { schema: Type.String({ description: 'One JSON object a line.' }) },
+              'text/csv': { schema: Type.String({ description: 'A header line, then one row an address.' }) },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
       },
     },
     async (request, reply) => {
