@@ -33,7 +33,7 @@ export function operationIdOf(method: string, path: string): string {
  * `security: []` on operations that declared none: those need no credentials, and saying so
  * tells a reader (and a linter) that this was meant rather than forgotten.
  */
-export function finishOperations<T extends { paths?: Record<string, PathItem> }>(document: T): T {
+export function finishOperations(document: { paths?: Record<string, PathItem> }): void {
   const seen = new Map<string, string>();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of methods) {
@@ -49,5 +49,4 @@ export function finishOperations<T extends { paths?: Record<string, PathItem> }>
       item[method] = finished;
     }
   }
-  return document;
 }

@@ -46,7 +46,11 @@ export async function registerOpenApi(app: FastifyInstance, version: string, pub
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },
-    transformObject: (documents) => finishOperations((documents as { openapiObject: Parameters<typeof finishOperations>[0] }).openapiObject),
+    transformObject: (documents) => {
+      const document = 'openapiObject' in documents ? documents.openapiObject : documents.swaggerObject;
+      finishOperations(document as Parameters<typeof finishOperations>[0]);
+      return document;
+    },
     refResolver: {
       // Shared schemas keep their $id as the component name (e.g. `ErrorBody`).
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

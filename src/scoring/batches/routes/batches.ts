@@ -122,8 +122,9 @@ export async function batchRoutes(instance: FastifyInstance, ctx: AppContext, bu
           200: {
             description: 'The result lines, streamed.',
             content: {
-              'application/x-ndjson': { schema: Type.String({ description: 'One JSON object a line.' }) },
-              'text/csv': { schema: Type.String({ description: 'A header line, then one row an address.' }) },
+              // Typed as unknown for the handler: the body is a stream of these lines, not one string.
+              'application/x-ndjson': { schema: Type.Unsafe<unknown>({ type: 'string', description: 'One JSON object a line.' }) },
+              'text/csv': { schema: Type.Unsafe<unknown>({ type: 'string', description: 'A header line, then one row an address.' }) },
             },
           },
           ...errorResponses(400, 401, 403, 404, 429),
