@@ -7,6 +7,7 @@ import { type Config, ConfigError } from './config/index.js';
 import { registerEmptyStringsAsAbsent } from './http/empty-strings.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { registerLandingPage } from './http/landing.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { registerLifecycle, ServiceLifecycle } from './http/lifecycle.js';
 import { createMetrics } from './metrics.js';
@@ -108,6 +109,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   // Every scope: an empty optional query parameter or body field means "not given" (decisions.md).
   registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle);
+  registerLandingPage(app, { portal: ctx.config.scoringApiEnabled });
   if (ctx.config.scoringApiEnabled) {
     await portalRoutes(app, ctx, metrics);
     // Separate scopes: the API-key hook and its rate limit apply to the integrator routes only.
