@@ -6,7 +6,7 @@
  *   WEBHOOK_SECRET=whsec_… npx tsx examples/webhook-receiver.ts
  *
  * Register it (the secret is in the answer, shown once):
- *   curl -X POST -H "X-API-KEY: $KEY" -H 'content-type: application/json' \
+ *   curl -X POST -H "X-API-KEY: $API_KEY" -H 'content-type: application/json' \
  *     -d '{"url":"http://127.0.0.1:9000/webhooks","events":["score.updated","score.expiring"]}' \
  *     http://localhost:8000/v2/scorers/1/webhooks
  * (a loopback URL needs WEBHOOK_ALLOW_PRIVATE_TARGETS=true on the server: local testing only.)

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { BudgetCounters } from '../http/rate-limit.js';
 import { portalPageRoutes } from '../portal/routes/portal-page.js';
+import { devWalletService } from '../portal/dev-wallet.js';
 import { accountRoutes } from '../portal/routes/account.js';
+import { devWalletRoutes } from '../portal/routes/dev-wallet.js';
 import { portalSessionRoutes } from '../portal/routes/session.js';
-import { portalSessionAuthentication } from '../portal/session-auth.js';
+import { portalSessionAuthentication, sessionCookie } from '../portal/session-auth.js';
 import { publicDataRoutes } from '../publicdata/routes/index.js';
 import { registerApiKeyScope } from '../scoring/accounts/key-rate-limit.js';
 import { batchRoutes } from '../scoring/batches/routes/batches.js';
@@ -32,6 +34,7 @@ import type { Metrics } from './metrics.js';
  * |--------------------------------|---------------------|--------------------------------------------------------------|
  * | portal sign-in, per IP         | portalSessionRoutes | /v2/account/siwe-nonce, /v2/account/session                  |
  * | API key or portal cookie       | accountRoutes       | /v2/account, /v2/account/keys…, /v2/account/scorers…         |
+ * | development only               | devWalletRoutes     | /v2/account/dev-wallet[/session]                             |
  * | none (static files)            | portalPageRoutes    | /portal/…                                                    |
  * | API key or portal cookie       | signingMessageRoute | /registry/signing-message                                    |
  * |   (one budget per key)         | submitPassportRoute | /registry/submit-passport                                    |
@@ -67,6 +70,13 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metr
     };
     await app.register(async (scope) => portalSessionRoutes(scope, { sessions: ctx.portal.sessions, config, counters }));
     await app.register(async (scope) => accountRoutes(scope, { account: ctx.portal.account, keyScope }));
+    await app.register(async (scope) =>
+      devWalletRoutes(scope, {
+        devWallet: devWalletService(config, ctx.portal.sessions),
+        publicBaseUrl: config.publicBaseUrl,
+        sessionCookie: (request, token) => sessionCookie(config, request, token, config.portalSessionTtlSeconds),
+      }),
+    );
     await app.register(async (scope) => portalPageRoutes(scope, config.portalAssetsDir));
     await app.register(async (scope) => {
       const budget = await registerApiKeyScope(scope, keyScope);

@@ -7,6 +7,7 @@ import { type Config, ConfigError } from '../config/index.js';
 import { registerEmptyStringsAsAbsent } from '../http/empty-strings.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from '../http/errors.js';
 import { registerHealthRoutes } from '../http/health.js';
+import { registerLandingPage } from '../http/landing.js';
 import { registerJsonBodyParser } from '../http/json-body.js';
 import { registerLifecycle, ServiceLifecycle } from '../http/lifecycle.js';
 import { createMetrics } from './metrics.js';
@@ -85,7 +86,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
       maxAge: 600,
     });
   }
-  await registerOpenApi(app, packageVersion);
+  await registerOpenApi(app, packageVersion, ctx.config.publicBaseUrl);
   const metrics = ctx.config.metricsEnabled ? createMetrics(ctx) : null;
   // One onResponse hook for both: request metrics, then every API key's requests counted per day.
   const observers: ResponseObserver[] = [];
@@ -105,6 +106,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   // Every scope: an empty optional query parameter or body field means "not given" (decisions.md).
   registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle);
+  registerLandingPage(app, { portal: ctx.config.scoringApiEnabled });
   await registerRoutes(app, ctx, metrics);
   return app;
 }

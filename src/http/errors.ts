@@ -4,6 +4,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isDatabaseUnavailable, type DatabaseAvailability } from '../db/availability.js';
+import { trackRouteMethods } from './method-not-allowed.js';
+import { describePattern } from './pattern-words.js';
 import { AppError, databaseUnavailableError, defaultRetryAfterSeconds, type ErrorCode } from '../errors.js';
 
 export const ErrorBody = Type.Object(
@@ -58,6 +60,10 @@ function describeValidationError(error: FastifyError): AppError {
   }
   if (first?.keyword === 'additionalProperties') {
     return new AppError(code, `The ${where} has an unknown field "${field}".`);
+  }
+  if (first?.keyword === 'pattern') {
+    const words = describePattern(String(params.pattern));
+    return new AppError(code, field ? `The ${where} field "${field}" ${words}.` : `The ${where} ${words}.`);
   }
   return new AppError(code, field ? `The ${where} field "${field}" ${message}.` : `The ${where} ${message}.`);
 }
@@ -150,7 +156,16 @@ export function registerErrorHandling(app: FastifyInstance, options: ErrorHandli
       .send({ detail: 'Something went wrong on our side; the error has been logged.', code: 'internal_error' });
   });
 
+  const methodsOf = trackRouteMethods(app);
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ detail: `There is no ${request.method} ${request.url.split('?')[0]} here.`, code: 'not_found' });
+    const path = request.url.split('?')[0]!;
+    const allowed = methodsOf(path);
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({ detail: `${path} does not accept ${request.method}; it accepts ${allowed.join(', ')}.`, code: 'method_not_allowed' });
+    }
+    return reply.code(404).send({ detail: `There is no ${request.method} ${path} here.`, code: 'not_found' });
   });
 }

@@ -1,14 +1,21 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { finishOperations } from './openapi-operations.js';
 
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+/**
+ * The served document is OpenAPI 3.1 (its schemas are JSON Schema, `examples` included). `servers`
+ * is PUBLIC_BASE_URL when set, else `/`: the document's own origin.
+ */
+export async function registerOpenApi(app: FastifyInstance, version: string, publicBaseUrl: string | null = null): Promise<void> {
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
+      servers: [{ url: publicBaseUrl ?? '/' }],
       info: {
         title: 'Stampgate',
         version,
+        license: { name: 'MIT', identifier: 'MIT' },
         description:
           'Passport scoring service (`/registry/…`, authenticated with `X-API-KEY`), wallet-side stamp writing ' +
           '(`/registry/wallet/…`, a Sign-In with Ethereum session token) and the public data API (`/api/v0.1/…`). ' +
@@ -38,6 +45,11 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         { name: 'account', description: 'Account management (scorers, API keys, usage) for the developer portal and API keys with create_scorers' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
+    },
+    transformObject: (documents) => {
+      const document = 'openapiObject' in documents ? documents.openapiObject : documents.swaggerObject;
+      finishOperations(document as Parameters<typeof finishOperations>[0]);
+      return document;
     },
     refResolver: {
       // Shared schemas keep their $id as the component name (e.g. `ErrorBody`).

@@ -105,7 +105,7 @@ describe.each(databaseKinds)('client examples against a listening server on %s',
     const file = join(dir, 'first-session.mts');
     writeFileSync(file, code.replaceAll('http://localhost:8000', baseUrl).replace(/\((2)([,)])/g, `(${scorer.id}$2`));
     try {
-      const snippet = new RunningExample(file, { KEY: key });
+      const snippet = new RunningExample(file, { API_KEY: key });
       running.push(snippet);
       expect(await snippet.exited, snippet.stderr.join('\n')).toBe(0);
       expect(snippet.stdout[0]).toMatch(/^DONE 2\.57200 \{/);

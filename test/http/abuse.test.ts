@@ -20,7 +20,7 @@ import { baselineFor, requestFrom } from './abuse/baselines.js';
 
 // Server-side routes that are not part of the API document on purpose.
 // The developer portal's page and its files (/portal) are the web UI, not API operations.
-const UNDOCUMENTED = [/^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/metrics$/, /^\/portal(\/|$)/];
+const UNDOCUMENTED = [/^\/$/, /^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/metrics$/, /^\/portal(\/|$)/];
 
 const documented = await readDocumentedOperations();
 

@@ -14,10 +14,19 @@ describe('OpenAPI document and /docs', () => {
     const doc = res.json();
     expect(doc.openapi).toMatch(/^3\./);
     const documented = Object.keys(doc.paths);
+    // printRoutes draws a tree (4 columns a level; the root path `/` is itself a route): rebuild each full path.
+    const parents: string[] = [];
     const served = t.app
       .printRoutes({ commonPrefix: false })
       .split('\n')
-      .map((line) => line.replace(/^[\s│├└─]+/, '').split(' (')[0]!)
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        const prefix = /^[\s│├└─]+/.exec(line)?.[0].length ?? 0;
+        const depth = Math.max(0, prefix / 4 - 1);
+        parents.length = depth;
+        parents.push(line.slice(prefix).split(' (')[0]!);
+        return parents.join('');
+      })
       .filter((path) => path.startsWith('/registry') || path.startsWith('/health'));
     expect(served.length).toBeGreaterThan(0);
     for (const path of served) expect(documented).toContain(path.replace(/:(\w+)/g, '{$1}'));

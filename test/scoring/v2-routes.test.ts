@@ -182,7 +182,8 @@ describe.each(databaseKinds)('v2 routes on %s', (kind) => {
     ]);
     for (const [, methods] of v2) expect((methods.get ?? methods.post).tags).toEqual(['v2']);
     const scoreSchema = v2.find(([path]) => path === '/v2/stamps/{scorer_id}/score/{address}')![1].get.responses['200'].content['application/json'].schema;
-    expect(scoreSchema.properties.score.example).toBe('21.75400');
-    expect(scoreSchema.properties.stamps.example.Ens).toMatchObject({ score: '0.00000', dedup: true });
+    // OpenAPI 3.1: JSON Schema's `examples` list.
+    expect(scoreSchema.properties.score.examples).toEqual(['21.75400']);
+    expect(scoreSchema.properties.stamps.examples[0].Ens).toMatchObject({ score: '0.00000', dedup: true });
   });
 });

@@ -17,7 +17,7 @@ export const PORTAL_SIGN_IN_IP_BUDGET = 60;
 const open: Record<string, string[]>[] = [];
 const cookieSecurity: Record<string, string[]>[] = [{ portalSession: [] }];
 
-function sessionBody(session: PortalSession) {
+export function sessionBody(session: PortalSession) {
   return {
     address: session.address,
     account_id: String(session.accountId),

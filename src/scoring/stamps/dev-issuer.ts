@@ -196,7 +196,12 @@ function hasErrorCode(error: unknown, code: string): boolean {
 
 /** The dev issuer's key from `<dir>/dev-issuer.key`, created (mode 0600) on first use. */
 export async function loadOrCreateIssuerKey(dir: string): Promise<Hex> {
-  const path = join(dir, DEV_ISSUER_KEY_FILE);
+  return loadOrCreateKeyFile(dir, DEV_ISSUER_KEY_FILE);
+}
+
+/** A secp256k1 private key kept in `<dir>/<fileName>`, created (mode 0600) on first use. */
+export async function loadOrCreateKeyFile(dir: string, fileName: string): Promise<Hex> {
+  const path = join(dir, fileName);
   try {
     return parseKeyFile(await readFile(path, 'utf8'), path);
   } catch (error) {

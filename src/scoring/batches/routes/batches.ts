@@ -125,7 +125,17 @@ export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDep
         params: Type.Object({ id: BatchIdSchema }),
         querystring: Type.Object({ offset: Type.Optional(Integer({ minimum: 0, maximum: 10_000_000, description: 'Result lines to skip (resume).' })) }),
         produces: ['application/x-ndjson', 'text/csv'],
-        response: { ...errorResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: {
+            description: 'The result lines, streamed.',
+            content: {
+              // Typed as unknown for the handler: the body is a stream of these lines, not one string.
+              'application/x-ndjson': { schema: Type.Unsafe<unknown>({ type: 'string', description: 'One JSON object a line.' }) },
+              'text/csv': { schema: Type.Unsafe<unknown>({ type: 'string', description: 'A header line, then one row an address.' }) },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
       },
     },
     async (request, reply) => {
