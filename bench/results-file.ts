@@ -23,7 +23,7 @@ export interface RunSummary {
 
 /** Writes the results file; returns its path. */
 export function writeResultsFile(resultsDir: string, repoDir: string, run: RunSummary): string {
-  let commit: string | null = null;
+  let commit: string | null;
   try {
     commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {

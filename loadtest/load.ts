@@ -1,4 +1,3 @@
-/// <reference path="../bench/autocannon.d.ts" />
 /**
  * The load generator: the weighted request mix fired with autocannon at one or more API processes,
  * and the per-kind statistics (percentiles, status codes) of what came back.

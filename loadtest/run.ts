@@ -152,7 +152,7 @@ async function main(): Promise<number> {
     for (const exit of r.exits) if (exit.code !== 0) problems.push(`${r.name}: ${exit.label} exited ${JSON.stringify(exit)} after SIGTERM`);
   }
 
-  let commit: string | null = null;
+  let commit: string | null;
   try {
     commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {

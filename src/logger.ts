@@ -63,12 +63,11 @@ const PAIR_START = new Set(['?', '#', '&', ';']);
  * `?` inside the value cannot leave part of it behind.
  */
 export function redactUrl(url: string): string {
-  let out = '';
   let i = 0;
   const n = url.length;
   // The path up to the first separator is kept as it is.
   while (i < n && !PAIR_START.has(url[i]!)) i++;
-  out = url.slice(0, i);
+  let out = url.slice(0, i);
   while (i < n) {
     out += url[i];
     i++;

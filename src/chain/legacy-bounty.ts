@@ -185,7 +185,7 @@ export function legacyBountyReader(options: { rpcUrl: string | null; indexAddres
           'The legacy bounty read is not configured on this server (ETH_RPC_URL and LEGACY_BOUNTY_INDEX_ADDRESS are unset).',
         );
       }
-      let parsed: URL | null = null;
+      let parsed: URL | null;
       try {
         parsed = new URL(issueUrl);
       } catch {

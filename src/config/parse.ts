@@ -146,7 +146,7 @@ export function originList(raw: string | undefined): string[] {
   const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
   for (const origin of origins) {
     if (origin === '*') continue;
-    let url: URL | null = null;
+    let url: URL | null;
     try {
       url = new URL(origin);
     } catch {

@@ -239,7 +239,7 @@ describe.skipIf(skipReason !== null)('a cluster: 2 API processes, workers, one P
     locker.on('error', () => {});
     await locker.connect();
     const doomed = workers[0] as { proc: StampgateProcess; owner: string };
-    let middle: Promise<void> = Promise.resolve();
+    let middle: Promise<void>;
     let replacement: StampgateProcess;
     let lockedAt: number;
     let killedAt: number;

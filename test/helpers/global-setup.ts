@@ -26,7 +26,7 @@ async function checkRedis(project: TestProject): Promise<void> {
     await client.ping();
     project.provide('redisUrl', url);
   } catch (error) {
-    if (process.env.CI === 'true') throw new Error(`Redis is required under CI but ${url} is unreachable: ${(error as Error).message}`);
+    if (process.env.CI === 'true') throw new Error(`Redis is required under CI but ${url} is unreachable: ${(error as Error).message}`, { cause: error });
     console.warn(`Redis at ${url} is unreachable: the Redis tests are skipped (set TEST_REDIS_URL).`);
     project.provide('redisUrl', null);
   } finally {
@@ -41,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await admin.connect();
   } catch (error) {
     if (process.env.CI === 'true') {
-      throw new Error(`PostgreSQL is required under CI but ${adminUrl} is unreachable: ${(error as Error).message}`);
+      throw new Error(`PostgreSQL is required under CI but ${adminUrl} is unreachable: ${(error as Error).message}`, { cause: error });
     }
     console.warn(`PostgreSQL at ${adminUrl} is unreachable: the PostgreSQL half of the tests is skipped (set TEST_POSTGRES_URL).`);
     project.provide('postgresUrl', null);

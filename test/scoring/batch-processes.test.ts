@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext, type AppContext } from '../../src/app/container.js';
 import { describeSettings, loadConfig } from '../../src/config/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createTestDatabase, databaseKinds, type DatabaseKind, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, databaseKinds, type DatabaseKind } from '../helpers/databases.js';
 import { buildCli, cliEnvironment, freePort, RunningCli, waitFor } from '../helpers/processes.js';
 import { giveStamps } from '../helpers/stamps.js';
 

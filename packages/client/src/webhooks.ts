@@ -95,7 +95,7 @@ export function verifyWebhook<Payload = ScoreEvent['data']>(input: VerifyWebhook
       verifier = new Webhook(secret);
     } catch (error) {
       // A configuration mistake, not a forged delivery: say so instead of refusing every delivery.
-      throw new TypeError(`Not a webhook secret (expected whsec_ and base64): ${error instanceof Error ? error.message : String(error)}`);
+      throw new TypeError(`Not a webhook secret (expected whsec_ and base64): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     try {
       verifier.verify(body, { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }, { jsonParse: false });

@@ -49,12 +49,11 @@ async function runBatch(ctx: AppContext, io: CliIo, file: string, scorerId: numb
   // Worked off in this process (at least one chunk at a time); workers elsewhere may help.
   const worker = ctx.batches.worker;
   if (ctx.config.batchConcurrency > 0) worker.start();
-  let current = batch;
-  for (;;) {
-    current = await ctx.batches.service.get(operator, batch.id);
+  let current = await ctx.batches.service.get(operator, batch.id);
+  while (current.status !== 'DONE' && current.status !== 'CANCELLED') {
     progress.update(current);
-    if (current.status === 'DONE' || current.status === 'CANCELLED') break;
     await new Promise((resolve) => setTimeout(resolve, 250));
+    current = await ctx.batches.service.get(operator, batch.id);
   }
   progress.update(current, true);
   await worker.stop();

@@ -22,7 +22,7 @@ export function workerCommand(program: Command, io: CliIo): void {
         throw error;
       });
       let monitoring: Awaited<ReturnType<typeof buildWorkerServer>> | null = null;
-      let ready = false;
+      let ready: boolean;
       try {
         monitoring = config.workerPort === null ? null : await buildWorkerServer(ctx, lifecycle);
         if (monitoring) await monitoring.listen({ port: config.workerPort ?? 0, host: listenHost(config) });

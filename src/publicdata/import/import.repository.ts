@@ -25,6 +25,7 @@ export interface UpsertCount {
  */
 export function importRepository(db: Db) {
   // The generic upsert names its table and columns at run time.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the generic upsert names its table and columns at run time
   const anyDb = db as unknown as Kysely<any>;
 
   async function existingKeys(table: string, key: string, values: (string | number)[]): Promise<Set<string | number>> {

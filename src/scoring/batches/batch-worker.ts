@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/connection.js';
 import type { V2Score } from '../scores/v2-score.schema.js';
 import { v2ScoreJson } from '../scores/v2-score-json.js';
-import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost, type ItemOutcome } from './batches.repository.js';
+import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost } from './batches.repository.js';
 
 /**
  * Scores one address now for the batch (v2 scoring: the same computation and write path as every

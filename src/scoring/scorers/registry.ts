@@ -11,7 +11,7 @@ export const scorerTypes = {
   weighted,
   binary,
   capped,
-} as const satisfies Record<string, ScorerTypeDefinition<any>>;
+} as const satisfies Record<string, ScorerTypeDefinition>;
 
 export type ScorerType = keyof typeof scorerTypes;
 
@@ -21,6 +21,6 @@ export function isScorerType(name: string): name is ScorerType {
   return Object.hasOwn(scorerTypes, name);
 }
 
-export function scorerTypeOf(name: ScorerType): ScorerTypeDefinition<any> {
+export function scorerTypeOf(name: ScorerType): ScorerTypeDefinition {
   return scorerTypes[name];
 }

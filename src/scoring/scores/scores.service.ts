@@ -3,7 +3,6 @@ import { singleScoreJson } from './score-json.js';
 import { type EventEmitter, setMaxListeners } from 'node:events';
 import { AppError, shuttingDownError } from '../../errors.js';
 import { isScorerId } from '../accounts/accounts.service.js';
-import type { ScoreStatus } from '../../db/tables/index.js';
 import type { ThresholdScoreCheck } from '../scorers/engine.js';
 import type { ScoringJobRow, ScoringJobsRepository } from '../jobs/scoring-jobs.repository.js';
 import type { InlineScoring } from '../jobs/inline-scoring.js';

@@ -43,7 +43,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { keccak256, stringToBytes, type Hex } from 'viem';
-import { isDecimalText } from '../scorers/decimal.js';
 import { type CatalogueFile, jsonErrorOffset, lineAndColumn, validateCatalogueFile } from './catalogue-file.js';
 
 export type { CatalogueFileStamp, CatalogueFileGroup, CatalogueFilePlatform, CatalogueFile } from './catalogue-file.js';
