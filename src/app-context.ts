@@ -37,6 +37,7 @@ import { createPublicDataServices } from './publicdata/public-data-services.js';
 import { createWebhookServices, type WebhookServicesOptions } from './webhooks/webhook-services.js';
 import { createBatchServices } from './scoring/batches/batch-services.js';
 import { createPortalServices } from './portal/portal-services.js';
+import { createModelsModule } from './models/models.module.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -220,6 +221,7 @@ export async function createAppContext(config: Config, database: Database, optio
     v2,
     webhooks,
     batches,
+    models: createModelsModule({ config, database }),
   };
 }
 

@@ -14,6 +14,7 @@ import { webhookRoutes } from '../webhooks/routes/webhooks.js';
 import { eventFeedRoutes } from '../webhooks/routes/events.js';
 import { batchRoutes } from './batches/routes/batches.js';
 import { portalSessionAuthentication } from '../portal/session-auth.js';
+import { modelsRoutes } from '../models/routes/models.js';
 
 /** The scoring service: every route here needs an API key (or a portal session) and spends its rate budget. */
 export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
@@ -32,6 +33,7 @@ export async function scoringRoutes(app: FastifyInstance, ctx: AppContext, metri
   stampsRoutes(app, ctx);
   v2ScoreRoutes(app, ctx);
   v2StampsRoutes(app, ctx);
+  modelsRoutes(app, { models: ctx.models });
   webhookRoutes(app, ctx);
   eventFeedRoutes(app, ctx);
   await app.register(async (scope) => batchRoutes(scope, ctx, keyBudget));
