@@ -31,6 +31,7 @@ export const errorStatus = {
   webhook_not_found: 404,
   delivery_not_found: 404,
   batch_not_found: 404,
+  model_not_found: 404,
   method_not_allowed: 405,
   webhook_limit_reached: 409,
   delivery_in_progress: 409,

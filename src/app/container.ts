@@ -38,6 +38,7 @@ import { createWebhookServices, type WebhookServicesOptions } from '../webhooks/
 import { insertOutboxRow } from '../webhooks/delivery-queue.repository.js';
 import { createBatchServices } from '../scoring/batches/batch-services.js';
 import { createPortalServices } from '../portal/portal-services.js';
+import { createModelsModule } from '../models/models.module.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -222,6 +223,7 @@ export async function createAppContext(config: Config, database: Database, optio
     v2,
     webhooks,
     batches,
+    models: createModelsModule({ config, database }),
   };
 }
 

@@ -20,6 +20,7 @@ import { v2StampsRoutes } from '../scoring/stamps/routes/v2-stamps.js';
 import { walletRoutes } from '../scoring/wallet/routes/wallet.js';
 import { stakeEventRoutes } from '../staking/routes/stake-events.js';
 import { stakeRoutes } from '../staking/routes/stake.js';
+import { modelsRoutes } from '../models/routes/models.js';
 import { eventFeedRoutes } from '../webhooks/routes/events.js';
 import { webhookRoutes } from '../webhooks/routes/webhooks.js';
 import type { AppContext } from './container.js';
@@ -45,6 +46,7 @@ import type { Metrics } from './metrics.js';
  * |                                | v2StampsRoutes      | /v2/stamps/{address}, /v2/stamps/metadata                    |
  * |                                | webhookRoutes       | /v2/scorers/{id}/webhooks, /v2/webhooks/{id}…                |
  * |                                | eventFeedRoutes     | /v2/scorers/{id}/events                                      |
+ * |                                | modelsRoutes        | /v2/models/score/{address}                                   |
  * |                                | batchRoutes         | /v2/stamps/{scorer_id}/scores, /v2/scorers/{id}/batches, /v2/batches/{id}… |
  * | wallet session, per IP/address | walletRoutes        | /registry/wallet/…                                           |
  * | none, per IP                   | stakeEventRoutes    | /registry/{token}-stake/{address}/{round_id}                 |
@@ -89,6 +91,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metr
       v2StampsRoutes(scope, ctx);
       webhookRoutes(scope, { endpoints: ctx.webhooks.endpoints, wakeDeliveries: () => ctx.webhooks.worker.notify() });
       eventFeedRoutes(scope, { feed: ctx.webhooks.feed });
+      modelsRoutes(scope, { models: ctx.models });
       await scope.register(async (batches) => batchRoutes(batches, { service: ctx.batches.service, config, budget }));
     });
     await app.register(async (scope) => walletRoutes(scope, { wallet: ctx.wallet, issuers: ctx.issuers, config, counters }));

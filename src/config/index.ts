@@ -16,10 +16,11 @@ import { type PortalConfig, portalSettings } from './portal.js';
 import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js';
 import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
 import { type BatchConfig, batchSettings } from './batches.js';
+import { type ModelsConfig, modelsSettings } from './models.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig & ModelsConfig;
 
 const settings = {
   ...serverSettings,
@@ -32,6 +33,7 @@ const settings = {
   ...webhooksSettings,
   ...batchSettings,
   ...portalSettings,
+  ...modelsSettings,
 };
 
 export class ConfigError extends Error {

@@ -103,7 +103,7 @@ export const securitySettings: Settings<SecurityConfig> = {
   outboundTimeoutMs: {
     key: 'outboundTimeoutMs',
     name: 'OUTBOUND_TIMEOUT_MS',
-    description: 'Time limit of every call this service makes: Ethereum JSON-RPC requests and the OAuth token and user-info requests',
+    description: 'Time limit of every call this service makes: Ethereum JSON-RPC requests, the OAuth token and user-info requests, and model-service requests (docs/models.md)',
     defaultText: '10000',
     parse: integer('OUTBOUND_TIMEOUT_MS', 100, 600_000, 10_000),
   },

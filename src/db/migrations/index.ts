@@ -19,6 +19,7 @@ import { portal } from './0018-portal.js';
 import { bountyBodies } from './0020-bounty-bodies.js';
 import { bountyCountIndexes } from './0021-bounty-count-indexes.js';
 import { scoringReads } from './0022-scoring-reads.js';
+import { modelScores } from './0023-model-scores.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -44,5 +45,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0020-bounty-bodies': bountyBodies(dialect),
     '0021-bounty-count-indexes': bountyCountIndexes(dialect),
     '0022-scoring-reads': scoringReads(dialect),
+    '0023-model-scores': modelScores(dialect),
   };
 }

@@ -5,6 +5,7 @@ import type { WalletTables } from './wallet.js';
 import type { PortalTables } from './portal.js';
 import type { WebhookTables } from './webhooks.js';
 import type { BatchTables } from './batches.js';
+import type { ModelTables } from './models.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -158,7 +159,7 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables, ModelTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;
