@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { PollingLoop } from '../events/polling-loop.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { deliverWebhook, nextAttemptDelay, shouldDisable } from './delivery.js';
 import type { ClaimedDelivery, DeliveryQueueRepository, SettledState } from './delivery-queue.repository.js';
@@ -63,10 +64,7 @@ export class WebhookWorker extends EventEmitter {
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #inFlight = new Set<Promise<void>>();
-  #running = false;
-  #timer: NodeJS.Timeout | null = null;
-  #pumping: Promise<void> | null = null;
-  #pumpAgain = false;
+  readonly #loop: PollingLoop;
   // Set by notify() (new events, the poll timer); a finished attempt only refills, without dispatching.
   #dispatchWanted = true;
   #lastScanAt: number | null = null;
@@ -78,6 +76,14 @@ export class WebhookWorker extends EventEmitter {
     this.#options = options;
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? Math.random;
+    // A poll already pending is kept: a busy worker (attempts finishing all the time) must still look at the
+    // outbox and the expiring scan every pollMs, not only when it goes idle.
+    this.#loop = new PollingLoop(() => this.#step(false), {
+      pollMs: options.pollMs,
+      timer: 'keep',
+      onPoll: () => this.notify(),
+      onError: (error) => this.emit('failure', error),
+    });
   }
 
   get leaseMs(): number {
@@ -85,37 +91,20 @@ export class WebhookWorker extends EventEmitter {
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.notify();
+    if (this.#loop.running) return;
+    this.#dispatchWanted = true;
+    this.#loop.start();
   }
 
   /** Looks for work now (a score event was just appended in this process). */
   notify(): void {
     this.#dispatchWanted = true;
-    this.#wake();
-  }
-
-  #wake(): void {
-    if (!this.#running) return;
-    if (this.#pumping) {
-      this.#pumpAgain = true;
-      return;
-    }
-    const pumping = this.#pump();
-    this.#pumping = pumping;
-    void pumping.finally(() => {
-      if (this.#pumping === pumping) this.#pumping = null;
-      this.#schedulePoll();
-    });
+    this.#loop.wake();
   }
 
   /** Stops taking work and waits for the attempts in flight (each bounded by the timeout). */
   async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#pumping;
+    await this.#loop.stop();
     await Promise.allSettled([...this.#inFlight]);
   }
 
@@ -131,13 +120,6 @@ export class WebhookWorker extends EventEmitter {
       const claimed = await this.#fill(true);
       if (claimed === 0 && this.#inFlight.size === 0) return;
     }
-  }
-
-  async #pump(): Promise<void> {
-    do {
-      this.#pumpAgain = false;
-      await this.#step(false);
-    } while (this.#pumpAgain && this.#running);
   }
 
   async #step(manual: boolean): Promise<void> {
@@ -166,7 +148,7 @@ export class WebhookWorker extends EventEmitter {
   async #fill(manual: boolean): Promise<number> {
     if (!this.#deps.secrets) return 0;
     let claimed = 0;
-    while ((this.#running || manual) && this.#inFlight.size < this.#options.concurrency) {
+    while ((this.#loop.running || manual) && this.#inFlight.size < this.#options.concurrency) {
       await yieldToEventLoop();
       let claim: ClaimedDelivery | undefined;
       try {
@@ -179,22 +161,11 @@ export class WebhookWorker extends EventEmitter {
       claimed++;
       const run = this.#send(claim).finally(() => {
         this.#inFlight.delete(run);
-        this.#wake();
+        this.#loop.wake();
       });
       this.#inFlight.add(run);
     }
     return claimed;
-  }
-
-  // A poll already pending is kept: a busy worker (attempts finishing all the time) must still look at the
-  // outbox and the expiring scan every pollMs, not only when it goes idle.
-  #schedulePoll(): void {
-    if (!this.#running || this.#timer) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.notify();
-    }, this.#options.pollMs);
-    this.#timer.unref();
   }
 
   #secretsFor(claim: ClaimedDelivery, now: number): string[] {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { PollingLoop } from '../../events/polling-loop.js';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/connection.js';
@@ -48,10 +49,7 @@ export class BatchWorker extends EventEmitter {
   readonly #options: BatchWorkerOptions;
   readonly #clock: () => number;
   readonly #inFlight = new Set<Promise<void>>();
-  #running = false;
-  #timer: NodeJS.Timeout | null = null;
-  #pumping: Promise<void> | null = null;
-  #pumpAgain = false;
+  readonly #loop: PollingLoop;
 
   constructor(repo: BatchesRepository, score: ScoreAddress, options: BatchWorkerOptions, clock: () => number = Date.now) {
     super();
@@ -60,82 +58,61 @@ export class BatchWorker extends EventEmitter {
     this.#score = score;
     this.#options = options;
     this.#clock = clock;
+    this.#loop = new PollingLoop(() => this.#pass(), {
+      pollMs: options.pollMs,
+      timer: 'restart',
+      onError: (error) => this.emit('failure', error),
+    });
   }
 
   get running(): boolean {
-    return this.#running;
+    return this.#loop.running;
   }
 
   start(): void {
-    if (this.#running || this.#options.concurrency === 0) return;
-    this.#running = true;
-    this.notify();
+    if (this.#options.concurrency === 0) return;
+    this.#loop.start();
   }
 
   /** Looks for work now (a batch was created in this process). */
   notify(): void {
-    if (!this.#running) return;
-    if (this.#pumping) {
-      this.#pumpAgain = true;
-      return;
-    }
-    const pumping = this.#pump();
-    this.#pumping = pumping;
-    void pumping.finally(() => {
-      if (this.#pumping === pumping) this.#pumping = null;
-      this.#schedulePoll();
-    });
+    this.#loop.wake();
   }
 
   /** Stops claiming; chunks in hand stop after their current address and are released for others. */
   async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#pumping;
+    await this.#loop.stop();
     await Promise.allSettled([...this.#inFlight]);
   }
 
   /** Resolves once no chunk is in hand and none is claimable (the CLI's in-process run). */
   async idle(): Promise<void> {
-    while (this.#pumping || this.#inFlight.size > 0) {
-      await Promise.allSettled([this.#pumping, ...this.#inFlight]);
+    while (this.#loop.pumping || this.#inFlight.size > 0) {
+      await Promise.allSettled([this.#loop.pumping, ...this.#inFlight]);
     }
   }
 
-  async #pump(): Promise<void> {
-    try {
-      do {
-        this.#pumpAgain = false;
-        while (this.#running && this.#inFlight.size < this.#options.concurrency) {
-          await yieldToEventLoop();
-          if (!this.#running) break;
-          // Submissions first: with one due, batches wait for the next poll.
-          if (await this.#repo.submissionDue(this.#clock())) break;
-          const chunk = await this.#repo.claimChunk(this.owner, this.#clock(), this.#options.leaseMs);
-          if (!chunk) break;
-          const run = this.#runChunk(chunk)
-            .catch((error: unknown) => {
-              this.emit('failure', error);
-            })
-            .finally(() => {
-              this.#inFlight.delete(run);
-              this.notify();
-            });
-          this.#inFlight.add(run);
-        }
-      } while (this.#pumpAgain && this.#running);
-    } catch (error) {
-      this.emit('failure', error);
+  /** One pass: claims chunks while slots are free (PollingLoop runs it again if woken meanwhile). */
+  async #pass(): Promise<void> {
+    while (this.#loop.running && this.#inFlight.size < this.#options.concurrency) {
+      await yieldToEventLoop();
+      if (!this.#loop.running) break;
+      // Submissions first: with one due, batches wait for the next poll.
+      if (await this.#repo.submissionDue(this.#clock())) break;
+      const chunk = await this.#repo.claimChunk(this.owner, this.#clock(), this.#options.leaseMs);
+      if (!chunk) break;
+      const run = this.#runChunk(chunk)
+        .catch((error: unknown) => {
+          this.emit('failure', error);
+        })
+        .finally(() => {
+          this.#inFlight.delete(run);
+          this.notify();
+        });
+      this.#inFlight.add(run);
     }
   }
 
-  #schedulePoll(): void {
-    if (!this.#running) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
-    this.#timer.unref();
-  }
 
   async #runChunk(chunk: BatchChunkRow): Promise<void> {
     const batch = await this.#repo.batchOf(chunk.batch_id);
@@ -145,7 +122,7 @@ export class BatchWorker extends EventEmitter {
     let sinceCheck = 0;
     for (const item of items) {
       await yieldToEventLoop();
-      if (!this.#running) {
+      if (!this.#loop.running) {
         await this.#repo.releaseChunk(chunk, this.owner, this.#clock());
         return;
       }
@@ -163,7 +140,7 @@ export class BatchWorker extends EventEmitter {
   /** Waits while a submission is due, for at most a third of the lease (the lease must not run out). */
   async #giveWayToSubmissions(): Promise<void> {
     const until = this.#clock() + this.#options.leaseMs / 3;
-    while (this.#running && this.#clock() < until && (await this.#repo.submissionDue(this.#clock()))) {
+    while (this.#loop.running && this.#clock() < until && (await this.#repo.submissionDue(this.#clock()))) {
       await sleep(Math.min(20, this.#options.pollMs));
     }
   }

@@ -1,3 +1,4 @@
+import { PollingLoop } from '../../events/polling-loop.js';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -52,10 +53,7 @@ export class ScoringWorker extends EventEmitter {
   readonly #options: ScoringWorkerOptions;
   readonly #clock: () => number;
   readonly #inFlight = new Set<Promise<void>>();
-  #running = false;
-  #timer: NodeJS.Timeout | null = null;
-  #pumping: Promise<void> | null = null;
-  #pumpAgain = false;
+  readonly #loop: PollingLoop;
   // The last pump stopped because every slot was taken, so due jobs may be waiting for one.
   #slotsFull = false;
   #claimPending = false;
@@ -67,32 +65,25 @@ export class ScoringWorker extends EventEmitter {
     this.#score = score;
     this.#options = options;
     this.#clock = clock;
+    this.#loop = new PollingLoop(() => this.#pass(), {
+      pollMs: options.pollMs,
+      timer: 'restart',
+      onError: (error) => this.emit('failure', error),
+    });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.notify();
+    this.#loop.start();
   }
 
   /** Resolves when the worker's look for work under way, if any, is over (its claims answered). */
   async lookedForWork(): Promise<void> {
-    await this.#pumping;
+    await this.#loop.pumping;
   }
 
   /** Looks for work now (called after a submission in this process). */
   notify(): void {
-    if (!this.#running) return;
-    if (this.#pumping) {
-      this.#pumpAgain = true;
-      return;
-    }
-    const pumping = this.#pump();
-    this.#pumping = pumping;
-    void pumping.finally(() => {
-      if (this.#pumping === pumping) this.#pumping = null;
-      this.#schedulePoll();
-    });
+    this.#loop.wake();
   }
 
   /**
@@ -104,7 +95,7 @@ export class ScoringWorker extends EventEmitter {
   runInline<T>(work: () => Promise<T>): Promise<T> | null {
     // A claim on its way back may fill a slot too: it counts as taken.
     const taken = this.#inFlight.size + (this.#claimPending ? 1 : 0);
-    if (!this.#running || taken >= this.#options.concurrency) return null;
+    if (!this.#loop.running || taken >= this.#options.concurrency) return null;
     let release!: () => void;
     const slot = new Promise<void>((resolve) => (release = resolve));
     this.#inFlight.add(slot);
@@ -128,47 +119,31 @@ export class ScoringWorker extends EventEmitter {
 
   /** Stops taking jobs and waits for the ones in hand to finish. */
   async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
     // A claim may be on its way back from the database; it is released, not left leased.
-    await this.#pumping;
+    await this.#loop.stop();
     await Promise.allSettled([...this.#inFlight]);
   }
 
-  async #pump(): Promise<void> {
-    try {
-      do {
-        this.#pumpAgain = false;
-        this.#slotsFull = false;
-        while (this.#running) {
-          if (this.#inFlight.size >= this.#options.concurrency) {
-            this.#slotsFull = true;
-            break;
-          }
-          const job = await this.#claim();
-          if (!job) break;
-          if (!this.#running) {
-            await this.#jobs.release(job, this.owner, this.#clock()).catch((error) => this.emit('failure', error));
-            break;
-          }
-          const run = this.#run(job).finally(() => {
-            this.#inFlight.delete(run);
-            this.notify();
-          });
-          this.#inFlight.add(run);
-        }
-      } while (this.#pumpAgain && this.#running);
-    } catch (error) {
-      this.emit('failure', error);
+  /** One pass: claims due jobs while slots are free (PollingLoop runs it again if woken meanwhile). */
+  async #pass(): Promise<void> {
+    this.#slotsFull = false;
+    while (this.#loop.running) {
+      if (this.#inFlight.size >= this.#options.concurrency) {
+        this.#slotsFull = true;
+        break;
+      }
+      const job = await this.#claim();
+      if (!job) break;
+      if (!this.#loop.running) {
+        await this.#jobs.release(job, this.owner, this.#clock()).catch((error) => this.emit('failure', error));
+        break;
+      }
+      const run = this.#run(job).finally(() => {
+        this.#inFlight.delete(run);
+        this.notify();
+      });
+      this.#inFlight.add(run);
     }
-  }
-
-  #schedulePoll(): void {
-    if (!this.#running) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
-    this.#timer.unref();
   }
 
   async #claim(): Promise<ScoringJobRow | undefined> {
@@ -178,7 +153,7 @@ export class ScoringWorker extends EventEmitter {
       // better-sqlite3 answers synchronously, so without this a backlog would be worked off in
       // microtasks alone and starve timers, HTTP and signal handlers until it is empty.
       await yieldToEventLoop();
-      if (!this.#running) return undefined;
+      if (!this.#loop.running) return undefined;
       return await this.#jobs.claimNext(this.owner, this.#clock(), this.#options.leaseMs);
     } catch (error) {
       this.emit('failure', error);
