@@ -118,7 +118,11 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     const iconFiles = loadIconFiles();
     await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }
-  if (ctx.config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
+  if (ctx.config.publicDataApiEnabled) {
+    const { publicData, config, redis, redisWatch } = ctx;
+    const onRateLimitRejected = () => metrics?.rateLimitRejected('public');
+    await app.register(async (scope) => publicDataRoutes(scope, { publicData, config, redis, redisWatch, onRateLimitRejected }));
+  }
   return app;
 }
 
