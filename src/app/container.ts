@@ -33,7 +33,7 @@ import { stampsRepository } from '../scoring/stamps/stamps.repository.js';
 import { createStakingServices } from '../staking/staking-services.js';
 import { createWalletServices } from '../scoring/wallet/wallet-services.js';
 import { walletOwnership } from '../chain/wallet-ownership.js';
-import { createPublicDataServices } from '../publicdata/public-data-services.js';
+import { createPublicDataModule } from '../publicdata/publicdata.module.js';
 import { createWebhookServices, type WebhookServicesOptions } from '../webhooks/webhook-services.js';
 import { insertOutboxRow } from '../webhooks/delivery-queue.repository.js';
 import { createBatchServices } from '../scoring/batches/batch-services.js';
@@ -131,7 +131,7 @@ export async function createAppContext(config: Config, database: Database, optio
     notifyChange: (prefix) => bus.publish('apiKeyChanged', { prefix }),
   });
   const staking = createStakingServices(config, database);
-  const publicData = createPublicDataServices(config, database, {
+  const publicData = createPublicDataModule(config, database, {
     announce: async (prefixes) => {
       for (const prefix of prefixes) await bus.publish('publicDataChanged', { prefix });
     },

@@ -106,5 +106,9 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metr
     const iconFiles = loadIconFiles();
     await app.register(async (scope) => iconRoutes(scope, iconFiles));
   }
-  if (config.publicDataApiEnabled) await app.register(async (scope) => publicDataRoutes(scope, ctx, metrics));
+  if (config.publicDataApiEnabled) {
+    const { publicData, redis, redisWatch } = ctx;
+    const onRateLimitRejected = () => counters.onRejected?.('public');
+    await app.register(async (scope) => publicDataRoutes(scope, { publicData, config, redis, redisWatch, onRateLimitRejected }));
+  }
 }

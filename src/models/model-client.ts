@@ -8,7 +8,8 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { DEFAULT_MAX_RESPONSE_BYTES } from '../webhooks/delivery.js';
+/** Read of a model service's answer, at most (a score and a few fields fit many times over). */
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
 /** A model answer is a few fields; the webhook bound on receiver bodies is ample. */
 export const MAX_MODEL_RESPONSE_BYTES = DEFAULT_MAX_RESPONSE_BYTES;

@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { ProfileSchema } from './schemas.js';
+import type { ProfileSchema } from './publicdata.schema.js';
 import type { Selectable } from 'kysely';
 import type { ProfilesTable } from '../db/tables/public-data.js';
 

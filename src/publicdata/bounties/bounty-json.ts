@@ -1,4 +1,4 @@
-import type { BountyRow } from './bounties.repository.js';
+import type { BountiesTable as BountyRow } from '../../db/tables/public-data.js';
 
 /**
  * The JSON text of a bounty as `renderBounty` shows it, written straight from

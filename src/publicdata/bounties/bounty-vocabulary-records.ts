@@ -1,5 +1,5 @@
 import type { BountyPeopleTable, BountyVocabularyColumns } from '../../db/tables/bounty-vocabulary.js';
-import type { Fields } from '../import/import-records.js';
+import type { Fields } from '../import/import-fields.js';
 import { decimalOrderKey } from '../values.js';
 
 /** Longest `raw_data` (as JSON text) a bounty may carry. */

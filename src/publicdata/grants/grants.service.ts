@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { GrantSchema } from '../schemas.js';
+import type { GrantSchema } from './grant.schema.js';
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { type CachedDocument, cachePrefix, type PublicCache } from '../cache.js';

@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { type Database, writeTransaction } from '../../db/connection.js';
 import { AppError } from '../../errors.js';
 import { cachePrefix, type PublicCache } from '../cache.js';
+import type { Problem } from './import-fields.js';
 import {
-  type Problem,
   readBounty,
   readContribution,
   readGrant,

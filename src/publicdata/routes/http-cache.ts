@@ -1,7 +1,17 @@
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app/container.js';
-import { type CachedDocument, gzipEtag } from '../cache.js';
+import type { Config } from '../../config/index.js';
+import { type CachedDocument, gzipEtag, type PublicCache } from '../cache.js';
+
+/** What `sendDocument` reads: the cache, for what is left of a document's TTL and its gzip body. */
+export interface DocumentSenderDeps {
+  publicData: { cache: Pick<PublicCache, 'remainingSeconds' | 'gzipOf'> };
+}
+
+/** What `baseUrlOf` reads. */
+export interface BaseUrlDeps {
+  config: Pick<Config, 'publicBaseUrl'>;
+}
 
 const ENCODINGS = ['gzip', 'identity'];
 /** `gzip;q=0` among the codings: the negotiator lets a `*` beside it win, where the explicit refusal must. */
@@ -47,7 +57,7 @@ function addVary(reply: FastifyReply, field: string): void {
  * never compressed.
  */
 export function sendDocument(
-  ctx: AppContext,
+  deps: DocumentSenderDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   document: CachedDocument,
@@ -60,10 +70,10 @@ export function sendDocument(
     if (etagMatches(ifNoneMatch, document.etag)) return reply.code(304).send();
     return reply.type('application/json; charset=utf-8').send(document.bytes);
   }
-  reply.header('cache-control', `public, max-age=${ctx.publicData.cache.remainingSeconds(document)}`);
+  reply.header('cache-control', `public, max-age=${deps.publicData.cache.remainingSeconds(document)}`);
   addVary(reply, 'Accept-Encoding');
   const wantsGzip = acceptsGzip(request.headers['accept-encoding']);
-  const gzipBody = wantsGzip ? ctx.publicData.cache.gzipOf(document) : undefined;
+  const gzipBody = wantsGzip ? deps.publicData.cache.gzipOf(document) : undefined;
   if (ifNoneMatch !== undefined) {
     // The JSON as it is is acceptable to every client; the gzip body only to one that accepts
     // gzip (a shared cache picks the stored answer to serve by the tag of the 304). The tag of
@@ -85,6 +95,6 @@ export function sendDocument(
 }
 
 /** The absolute origin of this server as clients see it: PUBLIC_BASE_URL, else the request's. */
-export function baseUrlOf(ctx: AppContext, request: FastifyRequest): string {
-  return ctx.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+export function baseUrlOf(deps: BaseUrlDeps, request: FastifyRequest): string {
+  return deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
 }

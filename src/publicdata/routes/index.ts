@@ -1,9 +1,10 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app/container.js';
-import type { Metrics } from '../../app/metrics.js';
+import type { Config } from '../../config/index.js';
+import type { Redis } from 'ioredis';
+import type { RedisWatch } from '../../db/redis.js';
 import { registerIpRateLimit } from '../../http/rate-limit.js';
-import { checkPublicDataConfig } from '../public-data-services.js';
+import { checkPublicDataConfig, type PublicDataConfigChecked, type PublicDataModule } from '../publicdata.module.js';
 import { bountiesRoute } from '../bounties/routes/bounties.js';
 import { exportRoutes } from '../exports/routes/exports.js';
 import { grantsRoute } from '../grants/routes/grants.js';
@@ -12,28 +13,39 @@ import { loginRoutes } from '../exports/routes/login.js';
 
 const MINUTE_MS = 60_000;
 
+/** What the public data API is served with. */
+export interface PublicDataRouteDeps {
+  publicData: PublicDataModule;
+  config: Pick<Config, 'publicBaseUrl' | 'publicRateLimitPerMinute'> & PublicDataConfigChecked;
+  /** Shares the per-address budget between processes; null counts per process. */
+  redis: Redis | null;
+  redisWatch: RedisWatch | null;
+  /** Called when a request is refused for the per-address budget (a metric). */
+  onRateLimitRejected?: () => void;
+}
+
 /** The public data API: `/api/v0.1/…` and `/grants/…`. */
-export async function publicDataRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null = null): Promise<void> {
-  checkPublicDataConfig(ctx.config);
+export async function publicDataRoutes(app: FastifyInstance, deps: PublicDataRouteDeps): Promise<void> {
+  checkPublicDataConfig(deps.config);
   // Anonymous API: one budget per client address (request.ip, which honours only trusted proxies),
   // spent before anything else runs, shared by every process through Redis when REDIS_URL is set.
   await registerIpRateLimit(app, {
     name: 'public',
-    max: ctx.config.publicRateLimitPerMinute,
+    max: deps.config.publicRateLimitPerMinute,
     windowMs: MINUTE_MS,
-    redis: ctx.redis,
-    redisWatch: ctx.redisWatch,
-    onRejected: () => metrics?.rateLimitRejected('public'),
+    redis: deps.redis,
+    redisWatch: deps.redisWatch,
+    onRejected: deps.onRateLimitRejected,
   });
-  bountiesRoute(app, ctx);
-  grantsRoute(app, ctx);
-  legacyBountyRoute(app, ctx);
+  bountiesRoute(app, deps);
+  grantsRoute(app, deps);
+  legacyBountyRoute(app, deps);
   // Signed cookies (login session, login state) only where they are read: the cookie plugin's two
   // hooks would otherwise run on every anonymous list request too.
   await app.register(async (scope) => {
-    await scope.register(cookie, { secret: ctx.publicData.sessionSecret });
-    exportRoutes(scope, ctx);
-    loginRoutes(scope, ctx);
+    await scope.register(cookie, { secret: deps.publicData.sessionSecret });
+    exportRoutes(scope, deps);
+    loginRoutes(scope, deps);
   });
   // The original service answered the list paths without their trailing slash with a redirect; clients rely on it.
   for (const path of ['/api/v0.1/bounties', '/api/v0.1/grants']) {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app/container.js';
+import type { PublicDataModule } from '../../publicdata.module.js';
 import { MAX_ISSUE_URL_LENGTH } from '../../../chain/legacy-bounty.js';
 import { errorResponses } from '../../../http/errors.js';
 import { sendDocument } from '../../routes/http-cache.js';
@@ -20,8 +20,13 @@ const LegacyBountyRecordSchema = Type.Object(
   { title: 'LegacyBountyRecord' },
 );
 
+/** What the legacy bounty route reads. */
+export interface LegacyBountyRouteDeps {
+  publicData: Pick<PublicDataModule, 'legacyBounties' | 'cache'>;
+}
+
 /** `GET /api/v0.1/legacy/bounty?url=…`: a bounty from the legacy on-chain index. */
-export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): void {
+export function legacyBountyRoute(instance: FastifyInstance, deps: LegacyBountyRouteDeps): void {
   const app = typed(instance);
   app.get(
     '/api/v0.1/legacy/bounty',
@@ -42,6 +47,6 @@ export function legacyBountyRoute(instance: FastifyInstance, ctx: AppContext): v
         response: { 200: LegacyBountyRecordSchema, ...errorResponses(400, 404, 502) },
       },
     },
-    async (request, reply) => sendDocument(ctx, request, reply, await ctx.publicData.legacyBounties.document(request.query.url)),
+    async (request, reply) => sendDocument(deps, request, reply, await deps.publicData.legacyBounties.document(request.query.url)),
   );
 }

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app/container.js';
+import type { PublicDataModule } from '../../publicdata.module.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { parseAddressExportFile, parseInfoExportFile } from '../exports.service.js';
-import { AddressExportSchema, ContributorInfoExportSchema, GrantsJsonSchema, QueryText } from '../../schemas.js';
+import { AddressExportSchema, ContributorInfoExportSchema, GrantsJsonSchema } from '../export.schema.js';
+import { QueryText } from '../../publicdata.schema.js';
 import { sendDocument } from '../../routes/http-cache.js';
 import { readSession } from './session.js';
 
@@ -23,12 +24,17 @@ const File = (description: string) => Type.Object({ file: Type.String({ maxLengt
 /** Only a GET hands out the one-time secret; a HEAD (answered by the same handler) leaves it for the next GET. */
 const takesSecret = (request: { method: string }) => request.method === 'GET';
 
+/** What the export routes read. */
+export interface ExportRoutesDeps {
+  publicData: Pick<PublicDataModule, 'exports' | 'exportAuth' | 'cache'>;
+}
+
 /** `/grants/grants.json`, `/grants/v1/api/export_addresses/<file>` and `/grants/v1/api/export_info/<file>`. */
-export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
+export function exportRoutes(instance: FastifyInstance, deps: ExportRoutesDeps): void {
   const app = typed(instance);
-  const exportsOf = () => ctx.publicData.exports;
+  const exportsOf = () => deps.publicData.exports;
   const caller = (request: { query: { _key?: string; _secret?: string } } & Parameters<typeof readSession>[0]) =>
-    ctx.publicData.exportAuth.identify({
+    deps.publicData.exportAuth.identify({
       session: readSession(request),
       key: request.query._key,
       secret: request.query._secret,
@@ -44,7 +50,7 @@ export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
         response: { 200: GrantsJsonSchema },
       },
     },
-    async (request, reply) => sendDocument(ctx, request, reply, await exportsOf().grantsJson()),
+    async (request, reply) => sendDocument(deps, request, reply, await exportsOf().grantsJson()),
   );
 
   app.get(
@@ -68,10 +74,10 @@ export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const file = parseAddressExportFile(request.params.file);
       if (!file) throw new AppError('not_found', NO_SUCH_FILE);
-      if (file.kind === 'all') return sendDocument(ctx, request, reply, await exportsOf().allAddresses());
-      if (file.kind === 'round') return sendDocument(ctx, request, reply, await exportsOf().roundAddresses(file.round));
+      if (file.kind === 'all') return sendDocument(deps, request, reply, await exportsOf().allAddresses());
+      if (file.kind === 'round') return sendDocument(deps, request, reply, await exportsOf().roundAddresses(file.round));
       const document = await exportsOf().grantAddresses(await caller(request), file.grant, file.round, takesSecret(request));
-      return sendDocument(ctx, request, reply, document, 'private');
+      return sendDocument(deps, request, reply, document, 'private');
     },
   );
 
@@ -94,7 +100,7 @@ export function exportRoutes(instance: FastifyInstance, ctx: AppContext): void {
       const file = parseInfoExportFile(request.params.file);
       if (!file) throw new AppError('not_found', NO_SUCH_FILE);
       const document = await exportsOf().contributorInfo(await caller(request), file.grant, file.round, takesSecret(request));
-      return sendDocument(ctx, request, reply, document, 'private');
+      return sendDocument(deps, request, reply, document, 'private');
     },
   );
 }

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app/container.js';
+import type { Config } from '../../../config/index.js';
+import type { PublicDataModule } from '../../publicdata.module.js';
 import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { SESSION_TTL_MS, safeNext } from '../oauth.js';
-import { QueryText } from '../../schemas.js';
+import { QueryText } from '../../publicdata.schema.js';
 import { baseUrlOf } from '../../routes/http-cache.js';
 import { clearPendingLogin, clearSession, readPendingLogin, readSession, writePendingLogin, writeSession } from './session.js';
 
@@ -25,16 +26,22 @@ const RotatedCredentials = Type.Object(
   { title: 'RotatedExportCredentials' },
 );
 
+/** What the login routes read. */
+export interface LoginRoutesDeps {
+  publicData: Pick<PublicDataModule, 'login' | 'exportAuth'>;
+  config: Pick<Config, 'publicBaseUrl'>;
+}
+
 /**
  * CSRF defence of the cookie-session POSTs (with the SameSite=Lax cookie): the browser's
  * Origin must be this service's own origin (PUBLIC_BASE_URL's, else the request's scheme and
  * Host). Browsers always send Origin on a POST, so a missing one is refused too.
  */
-function requireSameOrigin(ctx: AppContext, request: FastifyRequest): void {
+function requireSameOrigin(deps: LoginRoutesDeps, request: FastifyRequest): void {
   const origin = request.headers.origin;
   let expected: string;
   try {
-    expected = new URL(baseUrlOf(ctx, request)).origin;
+    expected = new URL(baseUrlOf(deps, request)).origin;
   } catch {
     throw new AppError('invalid_request', 'The request\'s Host header does not name a valid host.');
   }
@@ -58,9 +65,9 @@ function postOnly(app: FastifyInstance, path: string, summary: string): void {
 }
 
 /** Browser login of grant team members with the code-hosting account (OAuth 2.0 authorization code + state + PKCE). */
-export function loginRoutes(instance: FastifyInstance, ctx: AppContext): void {
+export function loginRoutes(instance: FastifyInstance, deps: LoginRoutesDeps): void {
   const app = typed(instance);
-  const callbackUrl = (request: Parameters<typeof baseUrlOf>[1]) => `${baseUrlOf(ctx, request)}/grants/login/callback`;
+  const callbackUrl = (request: Parameters<typeof baseUrlOf>[1]) => `${baseUrlOf(deps, request)}/grants/login/callback`;
 
   app.get(
     '/grants/login',
@@ -74,8 +81,8 @@ export function loginRoutes(instance: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { authorizeUrl, pending } = ctx.publicData.login.start(request.query.next, callbackUrl(request));
-      writePendingLogin(ctx, request, reply, pending);
+      const { authorizeUrl, pending } = deps.publicData.login.start(request.query.next, callbackUrl(request));
+      writePendingLogin(deps, request, reply, pending);
       return reply.header('cache-control', 'no-store').redirect(authorizeUrl, 302);
     },
   );
@@ -100,12 +107,12 @@ export function loginRoutes(instance: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const pending = readPendingLogin(request);
       clearPendingLogin(reply);
-      const identity = await ctx.publicData.login.finish(request.query, pending, callbackUrl(request));
-      const auth = ctx.publicData.exportAuth;
+      const identity = await deps.publicData.login.finish(request.query, pending, callbackUrl(request));
+      const auth = deps.publicData.exportAuth;
       const profileId = await auth.profileForLogin(identity);
       // Created here rather than by an export GET: a GET never changes state.
       if (profileId !== null) await auth.ensureCredentials(profileId);
-      writeSession(ctx, request, reply, { handle: identity.handle, profileId, expiresAt: Date.now() + SESSION_TTL_MS });
+      writeSession(deps, request, reply, { handle: identity.handle, profileId, expiresAt: Date.now() + SESSION_TTL_MS });
       return reply.header('cache-control', 'no-store').redirect(pending!.next, 302);
     },
   );
@@ -122,7 +129,7 @@ export function loginRoutes(instance: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      requireSameOrigin(ctx, request);
+      requireSameOrigin(deps, request);
       clearSession(reply);
       return reply.header('cache-control', 'no-store').redirect(safeNext(request.query.next), 303);
     },
@@ -142,14 +149,14 @@ export function loginRoutes(instance: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      requireSameOrigin(ctx, request);
+      requireSameOrigin(deps, request);
       const session = readSession(request);
       if (!session) throw new AppError('not_authenticated', 'Log in at /grants/login first.');
       if (session.profileId === null) {
         throw new AppError('not_team_member', `No profile belongs to ${session.handle}, so there are no export credentials to rotate.`);
       }
       reply.header('cache-control', 'no-store');
-      return { api_key: await ctx.publicData.exportAuth.rotateCredentials(session.profileId) };
+      return { api_key: await deps.publicData.exportAuth.rotateCredentials(session.profileId) };
     },
   );
   postOnly(app, '/grants/export-credentials', 'Rotate export credentials (POST only)');

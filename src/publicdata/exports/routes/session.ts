@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../../app/container.js';
 import { decodePendingLogin, decodeSession, encodeCookie, LOGIN_TTL_MS, type PendingLogin, type Session, SESSION_TTL_MS } from '../oauth.js';
-import { baseUrlOf } from '../../routes/http-cache.js';
+import { type BaseUrlDeps, baseUrlOf } from '../../routes/http-cache.js';
 
 /** The signed login session of a grant team member (path /grants). */
 export const SESSION_COOKIE = 'stampgate_session';
@@ -15,12 +14,12 @@ function unsigned(request: FastifyRequest, name: string): string | null {
   return result.valid ? result.value : null;
 }
 
-function cookieOptions(ctx: AppContext, request: FastifyRequest, path: string, maxAgeMs: number) {
+function cookieOptions(deps: BaseUrlDeps, request: FastifyRequest, path: string, maxAgeMs: number) {
   return {
     path,
     httpOnly: true,
     sameSite: 'lax' as const,
-    secure: baseUrlOf(ctx, request).startsWith('https:'),
+    secure: baseUrlOf(deps, request).startsWith('https:'),
     signed: true,
     maxAge: Math.floor(maxAgeMs / 1000),
   };
@@ -31,8 +30,8 @@ export function readSession(request: FastifyRequest, now: number = Date.now()): 
   return value === null ? null : decodeSession(value, now);
 }
 
-export function writeSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, session: Session): void {
-  reply.setCookie(SESSION_COOKIE, encodeCookie(session), cookieOptions(ctx, request, '/grants', SESSION_TTL_MS));
+export function writeSession(deps: BaseUrlDeps, request: FastifyRequest, reply: FastifyReply, session: Session): void {
+  reply.setCookie(SESSION_COOKIE, encodeCookie(session), cookieOptions(deps, request, '/grants', SESSION_TTL_MS));
 }
 
 export function clearSession(reply: FastifyReply): void {
@@ -44,8 +43,8 @@ export function readPendingLogin(request: FastifyRequest, now: number = Date.now
   return value === null ? null : decodePendingLogin(value, now);
 }
 
-export function writePendingLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, pending: PendingLogin): void {
-  reply.setCookie(LOGIN_COOKIE, encodeCookie(pending), cookieOptions(ctx, request, '/grants/login', LOGIN_TTL_MS));
+export function writePendingLogin(deps: BaseUrlDeps, request: FastifyRequest, reply: FastifyReply, pending: PendingLogin): void {
+  reply.setCookie(LOGIN_COOKIE, encodeCookie(pending), cookieOptions(deps, request, '/grants/login', LOGIN_TTL_MS));
 }
 
 export function clearPendingLogin(reply: FastifyReply): void {

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { typed } from '../../../http/typebox.js';
-import type { AppContext } from '../../../app/container.js';
+import type { PublicDataModule } from '../../publicdata.module.js';
 import { errorResponses } from '../../../http/errors.js';
 import { Integer, LimitSchema } from '../../../http/schemas.js';
 import { MAX_ID } from '../../values.js';
 import type { GrantListQuery } from '../grants.service.js';
-import { GrantSchema, PublicOffsetSchema, QueryText } from '../../schemas.js';
+import { GrantSchema } from '../grant.schema.js';
+import { PublicOffsetSchema, QueryText } from '../../publicdata.schema.js';
 import { sendDocument } from '../../routes/http-cache.js';
 
 const Query = Type.Object({
@@ -21,8 +22,13 @@ const Query = Type.Object({
 });
 
 
+/** What the grant list route reads. */
+export interface GrantsRouteDeps {
+  publicData: Pick<PublicDataModule, 'grants' | 'cache'>;
+}
+
 /** `GET /api/v0.1/grants/`. */
-export function grantsRoute(instance: FastifyInstance, ctx: AppContext): void {
+export function grantsRoute(instance: FastifyInstance, deps: GrantsRouteDeps): void {
   const app = typed(instance);
   app.get(
     '/api/v0.1/grants/',
@@ -39,8 +45,8 @@ export function grantsRoute(instance: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const document = await ctx.publicData.grants.list({ ...q, limit: q.limit ?? 100, offset: q.offset ?? 0 });
-      return sendDocument(ctx, request, reply, document);
+      const document = await deps.publicData.grants.list({ ...q, limit: q.limit ?? 100, offset: q.offset ?? 0 });
+      return sendDocument(deps, request, reply, document);
     },
   );
 }

@@ -1,12 +1,12 @@
 /** The grant team login's settings, and where it may send the browser after the login (safeNext). */
 import { describe, expect, it } from 'vitest';
-import { createAppContext } from '../../src/app/container.js';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
-import { safeNext } from '../../src/publicdata/exports/oauth.js';
-import { checkPublicDataConfig } from '../../src/publicdata/public-data-services.js';
-import { buildServer } from '../../src/app/server.js';
-import { createTestApp } from '../helpers/app.js';
-import { openMigratedTestDatabase } from '../helpers/databases.js';
+import { createAppContext } from '../../../src/app/container.js';
+import { ConfigError, loadConfig } from '../../../src/config/index.js';
+import { safeNext } from '../../../src/publicdata/exports/oauth.js';
+import { checkPublicDataConfig } from '../../../src/publicdata/publicdata.module.js';
+import { buildServer } from '../../../src/app/server.js';
+import { createTestApp } from '../../helpers/app.js';
+import { openMigratedTestDatabase } from '../../helpers/databases.js';
 
 describe('login configuration', () => {
   it('answers /grants/login with 404 when OAuth is not configured', async () => {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bountiesRepository } from '../../src/publicdata/bounties/bounties.repository.js';
-import { renderBounty } from '../../src/publicdata/bounties/bounties.service.js';
-import { bountyJson, bountyListJson } from '../../src/publicdata/bounties/bounty-json.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { bountyFixtures, importOk } from './fixtures.js';
-import { vocabularyFixtures } from './vocabulary-fixtures.js';
+import { bountiesRepository } from '../../../src/publicdata/bounties/bounties.repository.js';
+import { renderBounty } from '../../../src/publicdata/bounties/bounties.service.js';
+import { bountyJson, bountyListJson } from '../../../src/publicdata/bounties/bounty-json.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { databaseKinds } from '../../helpers/databases.js';
+import { bountyFixtures, importOk } from '../fixtures.js';
+import { vocabularyFixtures } from '../vocabulary-fixtures.js';
 
 describe.each(databaseKinds)('the bounty JSON writer on %s', (kind) => {
   let t: TestApp;

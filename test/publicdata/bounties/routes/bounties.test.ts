@@ -1,9 +1,9 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BountySchema } from '../../src/publicdata/schemas.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { addr, bountyFixtures, importOk } from './fixtures.js';
+import { BountySchema } from '../../../../src/publicdata/bounties/bounty.schema.js';
+import { createTestApp, type TestApp } from '../../../helpers/app.js';
+import { databaseKinds } from '../../../helpers/databases.js';
+import { addr, bountyFixtures, importOk } from '../../fixtures.js';
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

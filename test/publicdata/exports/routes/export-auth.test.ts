@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCookie } from '../../src/publicdata/exports/oauth.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { fullFixture, importOk, wallet } from './fixtures.js';
+import { encodeCookie } from '../../../../src/publicdata/exports/oauth.js';
+import { createTestApp, type TestApp } from '../../../helpers/app.js';
+import { databaseKinds } from '../../../helpers/databases.js';
+import { fullFixture, importOk, wallet } from '../../fixtures.js';
 
 const GRANT1 = '/grants/v1/api/export_addresses/grant1.json';
 

@@ -1,9 +1,9 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrantSchema } from '../../src/publicdata/schemas.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { addr, grantFixtures, importOk, profileFixtures } from './fixtures.js';
+import { GrantSchema } from '../../../../src/publicdata/grants/grant.schema.js';
+import { createTestApp, type TestApp } from '../../../helpers/app.js';
+import { databaseKinds } from '../../../helpers/databases.js';
+import { addr, grantFixtures, importOk, profileFixtures } from '../../fixtures.js';
 
 describe.each(databaseKinds)('GET /api/v0.1/grants/ on %s', (kind) => {
   let t: TestApp;

@@ -15,6 +15,9 @@ import { oauthLogin } from './exports/oauth.js';
 import { legacyBountyReader } from '../chain/legacy-bounty.js';
 import { legacyBountyService } from './bounties/legacy-bounty.service.js';
 
+/** The settings `checkPublicDataConfig` reads. */
+export type PublicDataConfigChecked = Pick<Config, 'publicDataApiEnabled' | 'oauthClientId' | 'oauthClientSecret' | 'env' | 'sessionSecret'>;
+
 /**
  * Settings the public data API cannot be served with. In production the session
  * cookie secret must be stable across restarts and processes, so a configured
@@ -22,7 +25,7 @@ import { legacyBountyService } from './bounties/legacy-bounty.service.js';
  * while the server is built, and `stampgate serve` exits with code 2 and the
  * message (a ConfigError). CLI commands that serve nothing are not affected.
  */
-export function checkPublicDataConfig(config: Config): void {
+export function checkPublicDataConfig(config: PublicDataConfigChecked): void {
   const problems: string[] = [];
   if (config.publicDataApiEnabled && config.oauthClientId !== null) {
     if (config.env === 'production' && config.sessionSecret === null) {
@@ -44,7 +47,7 @@ export interface PublicDataOptions {
 }
 
 /** Grants, bounties, exports, export authentication and the legacy bounty read. */
-export function createPublicDataServices(config: Config, database: Database, options: PublicDataOptions = {}) {
+export function createPublicDataModule(config: Config, database: Database, options: PublicDataOptions = {}) {
   const clock = options.clock ?? Date.now;
   const cache = new PublicCache(options.cacheStore ?? new MemoryPublicCacheStore({ clock, maxBytes: config.publicCacheMaxBytes }), config.publicCacheTtlSeconds, clock, options.announce);
   const exportAuth = exportAuthService(exportCredentialsRepository(database.db), clock);
@@ -73,4 +76,4 @@ export function createPublicDataServices(config: Config, database: Database, opt
   };
 }
 
-export type PublicDataServices = ReturnType<typeof createPublicDataServices>;
+export type PublicDataModule = ReturnType<typeof createPublicDataModule>;

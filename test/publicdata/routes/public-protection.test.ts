@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryPublicCacheStore } from '../../src/publicdata/cache.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { importOk } from './fixtures.js';
-import { vocabularyFixtures } from './vocabulary-fixtures.js';
+import { MemoryPublicCacheStore } from '../../../src/publicdata/cache.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { databaseKinds } from '../../helpers/databases.js';
+import { importOk } from '../fixtures.js';
+import { vocabularyFixtures } from '../vocabulary-fixtures.js';
 
 /** Public API protection (decisions.md "Public API protection"): budget per address, offset bound, cache keys and bytes. */
 describe.each(databaseKinds)('public data API protection on %s', (kind) => {

@@ -1,10 +1,10 @@
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedBounties } from '../../bench/bounties-seed.js';
-import { bountiesRepository, COUNT_AHEAD } from '../../src/publicdata/bounties/bounties.repository.js';
-import { type BountyListQuery, parseBountyQuery } from '../../src/publicdata/bounties/bounties.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
+import { seedBounties } from '../../../bench/bounties-seed.js';
+import { bountiesRepository, COUNT_AHEAD } from '../../../src/publicdata/bounties/bounties.repository.js';
+import { type BountyListQuery, parseBountyQuery } from '../../../src/publicdata/bounties/bounties.service.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { databaseKinds } from '../../helpers/databases.js';
 
 const SEEDED = 3000;
 

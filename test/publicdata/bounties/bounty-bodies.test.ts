@@ -1,18 +1,19 @@
 import { type Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bountyRow } from '../../bench/bounties-seed.js';
-import type { Database } from '../../src/db/connection.js';
-import type { ReadRunner, ReadSteps } from '../../src/db/read-steps.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import type { BountiesTable } from '../../src/db/tables/public-data.js';
-import { bountiesRepository } from '../../src/publicdata/bounties/bounties.repository.js';
-import { parseBountyQuery, renderBounty } from '../../src/publicdata/bounties/bounties.service.js';
-import { bountyListJsonOfBodies } from '../../src/publicdata/bounties/bounty-json.js';
-import { type Problem, readBounty } from '../../src/publicdata/import/import-records.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, databaseKinds, migrateUpTo, type TestDatabase } from '../helpers/databases.js';
-import { bountyFixtures, importOk } from './fixtures.js';
-import { vocabularyFixtures } from './vocabulary-fixtures.js';
+import { bountyRow } from '../../../bench/bounties-seed.js';
+import type { Database } from '../../../src/db/connection.js';
+import type { ReadRunner, ReadSteps } from '../../../src/db/read-steps.js';
+import { migrateToLatest } from '../../../src/db/migrate.js';
+import type { BountiesTable } from '../../../src/db/tables/public-data.js';
+import { bountiesRepository } from '../../../src/publicdata/bounties/bounties.repository.js';
+import { parseBountyQuery, renderBounty } from '../../../src/publicdata/bounties/bounties.service.js';
+import { bountyListJsonOfBodies } from '../../../src/publicdata/bounties/bounty-json.js';
+import type { Problem } from '../../../src/publicdata/import/import-fields.js';
+import { readBounty } from '../../../src/publicdata/import/import-records.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { createTestDatabase, databaseKinds, migrateUpTo, type TestDatabase } from '../../helpers/databases.js';
+import { bountyFixtures, importOk } from '../fixtures.js';
+import { vocabularyFixtures } from '../vocabulary-fixtures.js';
 
 /** Rows as the import writes them: the vocabulary fixtures (every optional field set), the plain ones, and a few bench rows. */
 function fixtureRows(): BountiesTable[] {

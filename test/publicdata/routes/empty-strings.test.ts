@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { bountyFixtures, grantFixtures, importOk, profileFixtures } from './fixtures.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { databaseKinds } from '../../helpers/databases.js';
+import { bountyFixtures, grantFixtures, importOk, profileFixtures } from '../fixtures.js';
 
 /** decisions.md "Empty strings are absent": an empty optional query parameter means "not given" here too. */
 describe.each(databaseKinds)('empty optional query parameters on the public data API on %s', (kind) => {

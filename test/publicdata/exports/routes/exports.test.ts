@@ -1,10 +1,10 @@
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressExportSchema, ContributorInfoExportSchema } from '../../src/publicdata/schemas.js';
-import { parseAddressExportFile, parseInfoExportFile } from '../../src/publicdata/exports/exports.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { addr, fullFixture, importOk, wallet } from './fixtures.js';
+import { AddressExportSchema, ContributorInfoExportSchema } from '../../../../src/publicdata/exports/export.schema.js';
+import { parseAddressExportFile, parseInfoExportFile } from '../../../../src/publicdata/exports/exports.service.js';
+import { createTestApp, type TestApp } from '../../../helpers/app.js';
+import { databaseKinds } from '../../../helpers/databases.js';
+import { addr, fullFixture, importOk, wallet } from '../../fixtures.js';
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const X = (n: number) => wallet(n);

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { createPublicDataServices } from '../../src/publicdata/public-data-services.js';
-import { AppError } from '../../src/errors.js';
-import { DEMO_DATA_URL } from '../../src/publicdata/import/import.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { bountyFixtures, fullFixture, importOk, resetPublicData, wallet } from './fixtures.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { createPublicDataModule } from '../../../src/publicdata/publicdata.module.js';
+import { AppError } from '../../../src/errors.js';
+import { DEMO_DATA_URL } from '../../../src/publicdata/import/import.service.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { databaseKinds } from '../../helpers/databases.js';
+import { bountyFixtures, fullFixture, importOk, resetPublicData, wallet } from '../fixtures.js';
 
 const demo = JSON.parse(readFileSync(DEMO_DATA_URL, 'utf8'));
 
@@ -41,7 +41,7 @@ describe.each(databaseKinds)('data import on %s', (kind) => {
   });
 
   it('does not load the demo data in production', async () => {
-    const production = createPublicDataServices(loadConfig({ STAMPGATE_ENV: 'production' }), t.ctx.database);
+    const production = createPublicDataModule(loadConfig({ STAMPGATE_ENV: 'production' }), t.ctx.database);
     expect(await production.loadDemoDataIfEmpty()).toBeNull();
     expect(await count('bounties')).toBe(0);
   });

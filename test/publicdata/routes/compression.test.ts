@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CachedDocument, ENTRY_OVERHEAD_BYTES, GZIP_MIN_BYTES, gzipEtag, MemoryPublicCacheStore, PublicCache } from '../../src/publicdata/cache.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { bountyFixtures, fullFixture, importOk, wallet } from './fixtures.js';
-import { BountiesEndpoint, REQUESTS_HEADERS } from './python-client.js';
+import { CachedDocument, ENTRY_OVERHEAD_BYTES, GZIP_MIN_BYTES, gzipEtag, MemoryPublicCacheStore, PublicCache } from '../../../src/publicdata/cache.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { databaseKinds } from '../../helpers/databases.js';
+import { bountyFixtures, fullFixture, importOk, wallet } from '../fixtures.js';
+import { BountiesEndpoint, REQUESTS_HEADERS } from '../python-client.js';
 
 /** A document of `size` bytes of repeated JSON (compresses well), or of random bytes (does not). */
 function documentOf(size: number, kind: 'json' | 'random', now: number): CachedDocument {

@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds } from '../helpers/databases.js';
-import { importOk } from './fixtures.js';
-import { BountiesEndpoint, HttpError, type PythonValue } from './python-client.js';
-import { vocabularyFixtures } from './vocabulary-fixtures.js';
+import { createTestApp, type TestApp } from '../../../helpers/app.js';
+import { databaseKinds } from '../../../helpers/databases.js';
+import { importOk } from '../../fixtures.js';
+import { BountiesEndpoint, HttpError, type PythonValue } from '../../python-client.js';
+import { vocabularyFixtures } from '../../vocabulary-fixtures.js';
 
 /** The 48 `order_by` names the original service's public client accepts (its validation list). */
 const CLIENT_ORDER_NAMES = [
