@@ -7,7 +7,7 @@ import { registerIpRateLimit } from '../../http/rate-limit.js';
 import { typed } from '../../http/typebox.js';
 import type { Metrics } from '../../metrics.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
-import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
+import { siweSite } from '../../sessions/siwe-checks.js';
 import type { PortalSession } from '../portal-sessions.service.js';
 import { portalSessionAuthentication, sessionCookie } from '../session-auth.js';
 import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';

@@ -7,7 +7,8 @@ import { errorResponses } from '../../../http/errors.js';
 import type { Metrics } from '../../../metrics.js';
 import { registerRateLimit } from '../../../http/rate-limit.js';
 import { Deleted, SignInBody, SiweNonce, WalletSessionBody, WalletStamps, WriteReport, stampBodies } from './wallet.schemas.js';
-import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
+import { type SiweSite, siweSite } from '../../../sessions/siwe-checks.js';
+import type { WalletSession } from '../wallet-sessions.service.js';
 import { clientAddressKey } from '../../../http/client-address.js';
 
 declare module 'fastify' {

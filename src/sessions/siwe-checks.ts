@@ -1,13 +1,52 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../errors.js';
 import type { SiweFields } from './siwe.js';
-import type { SiweSite } from './wallet-sessions.service.js';
 
 /** How far a message's Issued At and Not Before may lie ahead of our clock. */
 export const SIWE_CLOCK_SKEW_MS = 5 * 60_000;
 
+/** Where this service is reached, which a sign-in message must name. */
+export interface SiweSite {
+  /** `https:` or `http:`. */
+  protocol: string;
+  /** Lower-case authority (host and a non-default port): what the message's domain must be. */
+  host: string;
+  /** `scheme://host[:port]`: the message's URI must be on it. */
+  origin: string;
+  /** Suggested URI for the message: the base URL without a trailing slash. */
+  uri: string;
+}
+
+/** The site of a base URL (`PUBLIC_BASE_URL`, else the request's scheme and Host). */
+export function siweSite(baseUrl: string): SiweSite {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new AppError('invalid_request', 'The request\'s Host header does not name a valid host.');
+  }
+  // Rebuilt from the parsed URL, so that the offered URI always starts with the origin as spelt here.
+  return { protocol: url.protocol, host: url.host, origin: url.origin, uri: `${url.origin}${url.pathname.replace(/\/+$/, '')}` };
+}
+
+/** What one sign-in flow offers its messages to say. */
+export interface SignInPurpose {
+  /** The statement the flow offers. */
+  statement: string;
+  /**
+   * The path on this service's origin of the URI the flow offers, e.g. `/portal`; null: the
+   * base URL's.
+   */
+  uriPath: string | null;
+  /** The route that issues the flow's nonces, named when a nonce is refused. */
+  nonceRoute: string;
+}
+
 function refuse(detail: string): never {
   throw new AppError('invalid_siwe_message', detail);
 }
+
+/** Whether `rest` (what follows an origin or path as written) ends there or goes on with a path, query or fragment. */
+const endsOrGoesOn = (rest: string, after: RegExp) => after.test(rest);
 
 /**
  * Whether `uri` is on `origin`, compared as text: the URI must begin with the origin exactly
@@ -17,7 +56,7 @@ function refuse(detail: string): never {
  */
 function isOnOrigin(uri: string, origin: string): boolean {
   if (!uri.startsWith(origin)) return false;
-  if (!/^(?:$|[/?#])/.test(uri.slice(origin.length))) return false;
+  if (!endsOrGoesOn(uri.slice(origin.length), /^(?:$|[/?#])/)) return false;
   try {
     const url = new URL(uri);
     return url.origin === origin && url.username === '' && url.password === '';
@@ -26,9 +65,14 @@ function isOnOrigin(uri: string, origin: string): boolean {
   }
 }
 
+/** The URI a flow offers for its messages. */
+export function offeredUri(purpose: SignInPurpose, site: SiweSite): string {
+  return purpose.uriPath === null ? site.uri : `${site.origin}${purpose.uriPath}`;
+}
+
 /**
- * The strict EIP-4361 checks of decisions.md "Security baseline", shared by the wallet sign-in
- * and the portal's sign-in, in this order: domain byte for byte, scheme, URI on this origin, an allowed Chain ID, Issued At not
+ * The strict EIP-4361 checks of decisions.md "Security baseline", shared by every sign-in flow,
+ * in this order: domain byte for byte, scheme, URI on this origin, an allowed Chain ID, Issued At not
  * ahead, an Expiration Time not past, Not Before respected. Cheap: no database, no signature.
  */
 export function checkSiweFields(fields: SiweFields, site: SiweSite, allowedChainIds: readonly number[], now: number): void {
