@@ -12,6 +12,7 @@ export const PORTAL_SIWE_STATEMENT = 'Sign in to the Stampgate developer portal 
 /** Managing the account (scorers, API keys): what a portal sign-in message is for. */
 export const PORTAL_SIGN_IN: SignInPurpose = {
   statement: PORTAL_SIWE_STATEMENT,
+  statementRequired: true,
   uriPath: '/portal',
   nonceRoute: 'GET /v2/account/siwe-nonce',
 };

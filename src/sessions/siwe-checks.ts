@@ -28,13 +28,19 @@ export function siweSite(baseUrl: string): SiweSite {
   return { protocol: url.protocol, host: url.host, origin: url.origin, uri: `${url.origin}${url.pathname.replace(/\/+$/, '')}` };
 }
 
-/** What one sign-in flow offers its messages to say. */
+/**
+ * What one sign-in flow lets a signature open, as its messages must say. A message is accepted
+ * by at most one flow: a flow whose statement is required refuses any other, and a flow whose
+ * statement may be left out still refuses every other statement, so no two flows share a message.
+ */
 export interface SignInPurpose {
-  /** The statement the flow offers. */
+  /** The statement the flow offers, and the only one it accepts. */
   statement: string;
+  /** Whether a message may leave the statement out. */
+  statementRequired: boolean;
   /**
-   * The path on this service's origin of the URI the flow offers, e.g. `/portal`; null: the
-   * base URL's.
+   * The path on this service's origin that the message's URI must be (or lie under), e.g.
+   * `/portal`; null: any path on the origin (the offered URI is then the base URL's).
    */
   uriPath: string | null;
   /** The route that issues the flow's nonces, named when a nonce is refused. */
@@ -89,5 +95,23 @@ export function checkSiweFields(fields: SiweFields, site: SiweSite, allowedChain
   if (fields.expirationTime.getTime() <= now) refuse(`The message expired at ${fields.expirationTime.toISOString()}.`);
   if (fields.notBefore !== undefined && fields.notBefore.getTime() > now + SIWE_CLOCK_SKEW_MS) {
     refuse(`The message is not valid before ${fields.notBefore.toISOString()}.`);
+  }
+}
+
+/**
+ * The flow's own checks, after checkSiweFields: its statement, and its URI path, so that a
+ * message signed for one flow (which the wallet owner read as that flow's) opens no other.
+ */
+export function checkSignInPurpose(fields: SiweFields, purpose: SignInPurpose, site: SiweSite): void {
+  if (fields.statement === undefined) {
+    if (purpose.statementRequired) refuse(`The message must have the statement "${purpose.statement}" (from ${purpose.nonceRoute}).`);
+  } else if (fields.statement !== purpose.statement) {
+    refuse(`The message's statement is not this sign-in's; use the statement "${purpose.statement}" from ${purpose.nonceRoute}.`);
+  }
+  if (purpose.uriPath !== null) {
+    const base = `${site.origin}${purpose.uriPath}`;
+    if (!fields.uri.startsWith(base) || !endsOrGoesOn(fields.uri.slice(base.length), /^(?:$|[/?#])/)) {
+      refuse(`The message's URI must be ${base} or lie under it.`);
+    }
   }
 }

@@ -3,7 +3,7 @@ import type { WalletOwnership } from '../chain/wallet-ownership.js';
 import { AppError } from '../errors.js';
 import { formatScoringTimestamp } from '../scoring/timestamps.js';
 import { parseSiweMessageStrict } from './siwe.js';
-import { checkSiweFields, offeredUri, type SignInPurpose, type SiweSite } from './siwe-checks.js';
+import { checkSignInPurpose, checkSiweFields, offeredUri, type SignInPurpose, type SiweSite } from './siwe-checks.js';
 import type { SignInRepository } from './sign-in.repository.js';
 
 export interface SiweNonceOffer {
@@ -84,6 +84,7 @@ export function siweSignInService(repo: SignInRepository, purpose: SignInPurpose
       const fields = parseSiweMessageStrict(input.message);
       const now = clock();
       checkSiweFields(fields, site, options.allowedChainIds, now);
+      checkSignInPurpose(fields, purpose, site);
       options.ownership.checkShape(input.signature);
       if (!(await repo.isNonceUsable(fields.nonce, now))) throw invalidNonce();
       // No transaction is open here: a contract wallet's check is an RPC call. The nonce is

@@ -28,6 +28,7 @@ export const SIWE_CHAIN_ID = 1;
 /** The wallet's own stamp writes: what a wallet sign-in message is for. */
 export const WALLET_SIGN_IN: SignInPurpose = {
   statement: SIWE_STATEMENT,
+  statementRequired: false,
   uriPath: null,
   nonceRoute: 'GET /registry/wallet/siwe-nonce',
 };
