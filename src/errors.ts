@@ -42,6 +42,7 @@ export const errorStatus = {
   headers_too_large: 431,
   rate_limited: 429,
   batch_quota_exceeded: 429,
+  too_many_result_streams: 429,
   internal_error: 500,
   upstream_unavailable: 502,
   not_ready: 503,

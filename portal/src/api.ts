@@ -1,4 +1,4 @@
-/** Calls of the server's HTTP API with the session cookie; state changes carry the CSRF token. */
+/** Calls of the server's HTTP API with the session cookie and the session's CSRF token. */
 
 export class ApiError extends Error {
   constructor(
@@ -25,7 +25,8 @@ export function setCsrfToken(token: string | null): void {
 export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
+  // Every call carries the token: some GETs change state (a score read records the score).
+  if (csrfToken !== null) headers['x-csrf-token'] = csrfToken;
   const response = await fetch(path, {
     method,
     headers,

@@ -11,6 +11,7 @@ export interface BatchConfig {
   batchLeaseMs: number;
   batchPollMs: number;
   batchResultsWaitMs: number;
+  batchResultStreamsPerAccount: number;
 }
 
 function tierList(name: string, fallback: [number, number, number, number]) {
@@ -87,5 +88,11 @@ export const batchSettings: Settings<BatchConfig> = {
     description: 'How long `GET /v2/batches/{id}/results` of a running batch waits for the next result before ending the stream (resume with `offset`)',
     defaultText: '30000',
     parse: integer('BATCH_RESULTS_WAIT_MS', 0, 600_000, 30_000),
+  },  batchResultStreamsPerAccount: {
+    key: 'batchResultStreamsPerAccount',
+    name: 'BATCH_RESULT_STREAMS_PER_ACCOUNT',
+    description: 'Most `GET /v2/batches/{id}/results` streams one account may have open at once in one API process (each one of a running batch polls the database); over it 429 `too_many_result_streams`',
+    defaultText: '4',
+    parse: integer('BATCH_RESULT_STREAMS_PER_ACCOUNT', 1, 1000, 4),
   },
 };

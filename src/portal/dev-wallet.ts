@@ -3,7 +3,7 @@ import { createSiweMessage } from 'viem/siwe';
 import type { Environment } from '../config/server.js';
 import { AppError } from '../errors.js';
 import { loadOrCreateKeyFile } from '../scoring/stamps/dev-issuer.js';
-import type { SiweSite } from '../scoring/wallet/wallet-sessions.service.js';
+import type { SiweSite } from '../sessions/siwe-checks.js';
 import type { PortalSessionService } from './portal-sessions.service.js';
 
 /**

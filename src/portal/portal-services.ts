@@ -4,8 +4,8 @@ import type { Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import type { AccountService } from '../scoring/accounts/accounts.service.js';
 import type { ApiKeyService } from '../scoring/accounts/api-keys.service.js';
+import { signInRepository } from '../sessions/sign-in.repository.js';
 import { accountPortalService } from './account-portal.service.js';
-import { portalRepository } from './portal.repository.js';
 import { portalSessionService } from './portal-sessions.service.js';
 import { usageCounter } from './usage-counter.js';
 import { usageRepository } from './usage.repository.js';
@@ -24,7 +24,7 @@ export function createPortalServices(config: Config, database: Database, deps: P
   const usageRepo = usageRepository(database.db);
   const usage = usageCounter(usageRepo, { flushMs: config.usageFlushMs, clock, log: deps.log });
   return {
-    sessions: portalSessionService(portalRepository(database), deps.accounts, {
+    sessions: portalSessionService(signInRepository(database, 'portal'), deps.accounts, {
       sessionTtlSeconds: config.portalSessionTtlSeconds,
       nonceTtlSeconds: config.nonceTtlSeconds,
       allowedChainIds: config.siweAllowedChainIds,

@@ -1,15 +1,21 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { WalletOwnership } from '../chain/wallet-ownership.js';
 import { AppError } from '../errors.js';
 import type { Account, AccountService } from '../scoring/accounts/accounts.service.js';
-import { formatScoringTimestamp } from '../scoring/timestamps.js';
-import { parseSiweMessageStrict } from '../scoring/wallet/siwe.js';
-import type { SiweNonceOffer, SiweSite } from '../scoring/wallet/wallet-sessions.service.js';
 import type { PortalSignup } from '../config/portal.js';
-import type { PortalRepository } from './portal.repository.js';
-import { checkSiweFields } from '../scoring/wallet/siwe-checks.js';
+import type { SignInPurpose, SiweSite } from '../sessions/siwe-checks.js';
+import { type SignInSession, type SiweNonceOffer, siweSignInService } from '../sessions/siwe-sign-in.service.js';
+import type { SignInRepository } from '../sessions/sign-in.repository.js';
 
 export const PORTAL_SIWE_STATEMENT = 'Sign in to the Stampgate developer portal to manage your scorers and API keys.';
+
+/** Managing the account (scorers, API keys): what a portal sign-in message is for. */
+export const PORTAL_SIGN_IN: SignInPurpose = {
+  statement: PORTAL_SIWE_STATEMENT,
+  statementRequired: true,
+  uriPath: '/portal',
+  nonceRoute: 'GET /v2/account/siwe-nonce',
+};
 
 /** A live portal session: whose account, and the token that must come back on every state change. */
 export interface PortalSession {
@@ -30,11 +36,6 @@ export interface PortalSessionOptions {
   clock?: () => number;
 }
 
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-const sweepEvery = 200;
-
-const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
-
 /**
  * The CSRF token of a session, derived from its (secret) session token: nothing more to store,
  * and a page that cannot read the httpOnly cookie cannot compute it either.
@@ -49,15 +50,19 @@ export function isCsrfTokenOf(sessionToken: string, presented: string): boolean 
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
-/**
- * Developer portal sign-in with Ethereum (EIP-4361, checked as strictly as the wallet sign-in)
- * and the sessions it opens. The first sign-in of a wallet creates the account it owns when
- * sign-up is open. Session tokens are 256 random bits, shown once (in the cookie).
- */
-export function portalSessionService(repo: PortalRepository, accounts: AccountService, options: PortalSessionOptions) {
-  const clock = options.clock ?? Date.now;
-  let issuedSinceSweep = 0;
+const portalSession = (session: SignInSession, token: string): PortalSession => ({
+  accountId: session.accountId as number,
+  address: session.address,
+  expiresAt: session.expiresAt,
+  csrfToken: csrfTokenOf(token),
+});
 
+/**
+ * Developer portal sign-in with Ethereum (the shared flow of src/sessions, checked as strictly
+ * as the wallet sign-in) and the sessions it opens. The first sign-in of a wallet creates the
+ * account it owns when sign-up is open. Session tokens are 256 random bits, shown once (in the cookie).
+ */
+export function portalSessionService(repo: SignInRepository, accounts: AccountService, options: PortalSessionOptions) {
   async function accountFor(address: string): Promise<Account> {
     const existing = await accounts.accountOfOwner(address);
     if (existing) return existing;
@@ -74,67 +79,31 @@ export function portalSessionService(repo: PortalRepository, accounts: AccountSe
     }
   }
 
+  const signIn = siweSignInService(repo, PORTAL_SIGN_IN, {
+    sessionTtlSeconds: options.sessionTtlSeconds,
+    nonceTtlSeconds: options.nonceTtlSeconds,
+    allowedChainIds: options.allowedChainIds,
+    ownership: options.ownership,
+    accountFor: async (address) => (await accountFor(address)).id,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+
   return {
-    async issueNonce(site: SiweSite): Promise<SiweNonceOffer> {
-      const nonce = randomBytes(32).toString('hex');
-      const now = clock();
-      const expiresAt = now + options.nonceTtlSeconds * 1000;
-      await repo.insertNonce(nonce, now, expiresAt);
-      if (++issuedSinceSweep >= sweepEvery) {
-        issuedSinceSweep = 0;
-        await repo.sweepExpired(now);
-      }
-      return {
-        nonce,
-        domain: site.host,
-        uri: `${site.origin}/portal`,
-        chainId: options.allowedChainIds[0]!,
-        statement: PORTAL_SIWE_STATEMENT,
-        expiresAt: formatScoringTimestamp(expiresAt),
-      };
-    },
+    issueNonce: (site: SiweSite): Promise<SiweNonceOffer> => signIn.issueNonce(site),
 
     /** Checks a signed message (cheap checks first), then opens a session; a refusal consumes nothing. */
     async signIn(input: { message: string; signature: string }, site: SiweSite) {
-      const fields = parseSiweMessageStrict(input.message);
-      const now = clock();
-      checkSiweFields(fields, site, options.allowedChainIds, now);
-      const invalidNonce = new AppError('invalid_nonce', 'The message\'s nonce is unknown, expired or already used; get a new one from GET /v2/account/siwe-nonce.');
-      options.ownership.checkShape(input.signature);
-      if (!(await repo.isNonceUsable(fields.nonce, now))) throw invalidNonce;
-      // Outside any transaction: a contract wallet's check is an RPC call. The nonce is consumed
-      // below, with the session, only when it passed; a 502 leaves it usable.
-      await options.ownership.proveWalletOwnership({
-        address: fields.address,
-        message: input.message,
-        signature: input.signature,
-        chainId: fields.chainId,
-        signedBy: 'the message\'s address over this exact message',
-      });
-      const address = fields.address.toLowerCase();
-      const account = await accountFor(address);
-      const token = randomBytes(32).toString('base64url');
-      const expiresAt = now + options.sessionTtlSeconds * 1000;
-      const created = await repo.consumeNonceAndCreateSession(
-        fields.nonce,
-        { token_hash: tokenHash(token), account_id: account.id, address, created_at: now, expires_at: expiresAt },
-        now,
-      );
-      if (!created) throw invalidNonce;
-      return { token, session: { accountId: account.id, address, expiresAt, csrfToken: csrfTokenOf(token) } satisfies PortalSession };
+      const { token, session } = await signIn.signIn(input, site);
+      return { token, session: portalSession(session, token) };
     },
 
     /** The live session of a cookie token, or null. */
     async resolve(token: string | undefined): Promise<PortalSession | null> {
-      if (token === undefined || !TOKEN.test(token)) return null;
-      const row = await repo.findSession(tokenHash(token), clock());
-      return row ? { accountId: row.account_id, address: row.address, expiresAt: row.expires_at, csrfToken: csrfTokenOf(token) } : null;
+      const session = await signIn.resolve(token);
+      return session ? portalSession(session, token as string) : null;
     },
 
-    async signOut(token: string): Promise<boolean> {
-      if (!TOKEN.test(token)) return false;
-      return repo.deleteSession(tokenHash(token));
-    },
+    signOut: (token: string): Promise<boolean> => signIn.signOut(token),
   };
 }
 

@@ -15,6 +15,13 @@ declare module 'fastify' {
     /** Its cookie token (sign-out needs it). */
     portalToken?: string;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route changes state although its method is GET (it records a score, issues a nonce):
+     * a portal cookie authenticates it only with the session's CSRF token, like a POST.
+     */
+    changesState?: boolean;
+  }
 }
 
 export const PORTAL_COOKIE = 'stampgate_portal';
@@ -66,7 +73,9 @@ function sessionCaller(session: PortalSession): Caller {
  * SameSite=Lax cookie: a state change (anything but GET/HEAD/OPTIONS) is authenticated by the
  * cookie only when it carries the session's CSRF token in `X-CSRF-Token` and the browser's
  * `Origin` is this service's own; without the header the cookie is ignored (the request is
- * anonymous), with a wrong one it is refused (403 `csrf_rejected`).
+ * anonymous), with a wrong one it is refused (403 `csrf_rejected`). A GET route that changes
+ * state (`config.changesState`) needs the token too: without it the cookie is refused (403), and
+ * a foreign `Origin`, when sent, is refused as for a POST.
  *
  * An `onRequest` callback hook for the scopes whose routes accept a session (the account's
  * session routes alone; the API-key routes through `apiKeyAuthentication`, in the same hook as
@@ -78,7 +87,9 @@ export function portalSessionAuthentication(config: PortalSite, sessions: Portal
     if (!session) return;
     if (unsafe) {
       const expected = ownOrigin(config, request);
-      if (request.headers.origin !== expected) {
+      // Browsers send no Origin on a same-origin GET; a GET that writes is guarded by the token (and a foreign Origin).
+      const originOptional = safeMethods.has(request.method) && request.headers.origin === undefined;
+      if (!originOptional && request.headers.origin !== expected) {
         throw new AppError('csrf_rejected', `A portal request that changes something must come from ${expected} (its Origin header is ${request.headers.origin === undefined ? 'missing' : 'another site'}).`);
       }
       if (typeof presented !== 'string' || !isCsrfTokenOf(token, presented)) {
@@ -93,8 +104,14 @@ export function portalSessionAuthentication(config: PortalSite, sessions: Portal
     if (presentsApiKey(request)) return done();
     const token = readCookie(request.headers.cookie, PORTAL_COOKIE);
     if (token === undefined) return done();
-    const unsafe = !safeMethods.has(request.method);
+    const writingGet = request.routeOptions.config?.changesState === true;
+    const unsafe = writingGet || !safeMethods.has(request.method);
     const presented = request.headers[CSRF_HEADER];
+    // A GET that writes, with the cookie alone: refused rather than made anonymous, so that a
+    // cross-site page learns nothing and changes nothing (an anonymous request would 401 too).
+    if (writingGet && presented === undefined) {
+      return done(new AppError('csrf_rejected', 'This request changes something: a portal session must send its X-CSRF-Token header (reload the portal).'));
+    }
     if (unsafe && presented === undefined) return done();
     resolve(request, token, unsafe, presented).then(() => done(), done);
   };

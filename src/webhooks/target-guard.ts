@@ -9,9 +9,12 @@
  * - `http:` or `https:` only, `https:` alone when `production` is true; no user name or password; at most
  *   `maxUrlLength` characters (default 2048);
  * - every address the host resolves to (all of them, A and AAAA) must be public unless `allowPrivateTargets` is true:
- *   loopback, RFC 1918 and unique-local (fc00::/7), link-local (169.254/16 with the cloud metadata address,
- *   fe80::/10), unspecified, multicast, CGNAT (100.64/10), broadcast, reserved, documentation and benchmark ranges
- *   are refused, also when wrapped in IPv6 (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64 64:ff9b::/96,
+ *   every range of the IANA IPv4 and IPv6 Special-Purpose Address Registries that is not globally reachable
+ *   (loopback, RFC 1918 and unique-local fc00::/7, link-local 169.254/16 with the cloud metadata address and
+ *   fe80::/10, unspecified, CGNAT 100.64/10, broadcast, reserved, documentation, benchmarking, the IETF protocol
+ *   assignments 192.0.0/24 and 2001::/23 with Teredo 2001::/32, the 6to4 relay anycast 192.88.99/24, local-use
+ *   NAT64 64:ff9b:1::/48, discard-only and dummy prefixes, segment routing SIDs 5f00::/16) and multicast are
+ *   refused, also when wrapped in IPv6 (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64 64:ff9b::/96,
  *   6to4 2002::/16).
  *
  * A check that passes returns the addresses it validated. The connection must go to one of them and nowhere else:
@@ -114,6 +117,7 @@ const V4_RANGES: ReadonlyArray<[Bytes, number, AddressKind]> = [
   [[198, 51, 100, 0], 24, 'reserved'],
   [[203, 0, 113, 0], 24, 'reserved'],
   [[198, 18, 0, 0], 15, 'reserved'], // benchmarking
+  [[192, 88, 99, 0], 24, 'reserved'], // deprecated 6to4 relay anycast: it hands packets to whichever relay is near
   [[224, 0, 0, 0], 4, 'multicast'],
   [[255, 255, 255, 255], 32, 'broadcast'],
   [[240, 0, 0, 0], 4, 'reserved'],
@@ -127,7 +131,15 @@ const V6_RANGES: ReadonlyArray<[Bytes, number, AddressKind]> = [
   [[0xfe, 0xc0], 10, 'private'], // deprecated site-local
   [[0xff], 8, 'multicast'],
   [[0x01, 0x00, 0, 0, 0, 0, 0, 0], 64, 'reserved'], // discard-only
+  [[0x01, 0x00, 0, 0, 0, 0, 0, 1], 64, 'reserved'], // dummy prefix
+  [[0x00, 0x64, 0xff, 0x9b, 0x00, 0x01], 48, 'reserved'], // local-use IPv4/IPv6 translation: NAT64 into this network
+  // IETF protocol assignments, Teredo 2001::/32 among them (its IPv4 server and client are not ours to judge). The
+  // few globally reachable assignments inside (anycast service addresses, AMT, AS112, ORCHIDv2, drone remote ID)
+  // are no webhook receivers.
+  [[0x20, 0x01, 0x00, 0x00], 23, 'reserved'],
   [[0x20, 0x01, 0x0d, 0xb8], 32, 'reserved'], // documentation
+  [[0x3f, 0xff], 20, 'reserved'], // documentation
+  [[0x5f, 0x00], 16, 'reserved'], // segment routing SIDs
 ];
 
 function classifyIPv4(bytes: Bytes): AddressKind | null {

@@ -5,6 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { createClient, StampgateError, type StampgateClient } from '@stampgate/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { permissionNames } from '../../src/scoring/accounts/permissions.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps, testWallet } from '../helpers/stamps.js';
@@ -81,7 +82,8 @@ describe.each(databaseKinds)('@stampgate/client v2 helpers against a listening s
   });
 
   it('events(): the feed oldest first, resumable with after, and following new events with follow', async () => {
-    const { scorer, key: feedKey } = await seedAccount(t.ctx);
+    // The event feed needs historical_endpoint (off by default).
+    const { scorer, key: feedKey } = await seedAccount(t.ctx, { permissions: [...permissionNames] });
     const feedClient = createClient({ baseUrl, apiKey: feedKey });
     for (const address of wallets.slice(0, 3)) await feedClient.score(scorer.id, address);
     const all = [];

@@ -1,7 +1,7 @@
 /** Reading EIP-4361 (sign-in with Ethereum) messages strictly: what viem writes, and nothing around or beside it. */
 import { createSiweMessage } from 'viem/siwe';
 import { describe, expect, it } from 'vitest';
-import { parseSiweMessageStrict } from '../../src/scoring/wallet/siwe.js';
+import { parseSiweMessageStrict } from '../../src/sessions/siwe.js';
 
 describe('EIP-4361 message reading', () => {
   const base = {

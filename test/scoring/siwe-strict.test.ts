@@ -2,7 +2,7 @@ import type { Hex } from 'viem';
 import { createSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWalletServices, type WalletServices } from '../../src/scoring/wallet/wallet-services.js';
-import { type SiweSite, siweSite } from '../../src/scoring/wallet/wallet-sessions.service.js';
+import { type SiweSite, siweSite } from '../../src/sessions/siwe-checks.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { testWallet } from '../helpers/stamps.js';

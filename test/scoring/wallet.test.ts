@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { credentialDigest } from '../../src/scoring/stamps/credentials.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { createWalletServices, type WalletServices } from '../../src/scoring/wallet/wallet-services.js';
-import { SIWE_CLOCK_SKEW_MS, type SiweSite, siweSite } from '../../src/scoring/wallet/wallet-sessions.service.js';
+import { SIWE_CLOCK_SKEW_MS, type SiweSite, siweSite } from '../../src/sessions/siwe-checks.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { testWallet } from '../helpers/stamps.js';

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createAppContext, type AppContext } from '../../src/app/container.js';
+import { permissionNames } from '../../src/scoring/accounts/permissions.js';
 import { createTestApp, seedAccount, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { giveStamps } from '../helpers/stamps.js';
@@ -48,7 +49,8 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
       { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_EXPIRING_LEAD_HOURS: '72', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '50' },
       { webhooks: { clock: () => now, random: () => 0.5, expiringScanMs: 0 } },
     );
-    const seeded = await seedAccount(t.ctx);
+    // Every permission: the event feed needs historical_endpoint besides what webhooks need.
+    const seeded = await seedAccount(t.ctx, { permissions: [...permissionNames] });
     key = seeded.key;
     scorerId = seeded.scorer.id;
     accountId = seeded.account.id;
@@ -186,7 +188,7 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     expect(items.map((item: { data: unknown }) => item.data)).toEqual(receiver.received.map((request) => JSON.parse(request.body)));
     expect(items.map((item: { type: string }) => item.type)).toEqual(['score.updated', 'score.updated', 'score.updated', 'score.expiring']);
 
-    const other = await seedAccount(t.ctx);
+    const other = await seedAccount(t.ctx, { permissions: [...permissionNames] });
     const foreign = await t.app.inject({ url: `/v2/scorers/${scorerId}/events`, headers: { 'x-api-key': other.key } });
     expect(foreign.statusCode).toBe(404);
     const bad = await call('GET', `/v2/scorers/${scorerId}/events?after=-1`);

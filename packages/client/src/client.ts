@@ -85,7 +85,7 @@ export interface StampgateClient {
   /**
    * The scorer's score events (`score.updated`, `score.expiring`), oldest first, from `after`; with
    * `follow: true` it keeps polling once caught up (stop with `break` or the signal). `data` is the
-   * body a webhook of the event carries.
+   * body a webhook of the event carries. The key needs `historical_endpoint`.
    */
   events(scorerId: string | number, options?: EventOptions): AsyncIterableIterator<ScoreEvent>;
   /**

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorResponses } from '../../http/errors.js';
 import { typed } from '../../http/typebox.js';
-import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
+import { siweSite } from '../../sessions/siwe-checks.js';
 import type { DevWalletService } from '../dev-wallet.js';
 import { PortalSessionBody } from './account.schemas.js';
 import { sessionBody } from './session.js';

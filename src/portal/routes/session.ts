@@ -6,7 +6,7 @@ import { errorResponses } from '../../http/errors.js';
 import { type BudgetCounters, registerIpRateLimit } from '../../http/rate-limit.js';
 import { typed } from '../../http/typebox.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
-import { siweSite } from '../../scoring/wallet/wallet-sessions.service.js';
+import { siweSite } from '../../sessions/siwe-checks.js';
 import type { PortalSession, PortalSessionService } from '../portal-sessions.service.js';
 import { type PortalSite, portalSessionAuthentication, sessionCookie } from '../session-auth.js';
 import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { type CachedDocument, cachePrefix, type PublicCache } from '../cache.js';
 import type { GrantListFilter, GrantRow, GrantsRepository } from './grants.repository.js';
-import { type Profile, renderProfile } from '../profiles.js';
+import { renderProfile } from '../profiles.js';
 import { checkPaging, checkText, parseStoredJson } from '../values.js';
 
 /** The query of `GET /api/v0.1/grants/` after schema validation. */

@@ -4,6 +4,7 @@ import type { AccountService } from '../accounts/accounts.service.js';
 import { BatchWorker, type ScoreAddress } from './batch-worker.js';
 import { batchesRepository } from './batches.repository.js';
 import { batchService } from './batches.service.js';
+import { resultStreamSlots } from './result-streams.js';
 import type { V2ScoreService } from '../scores/v2-scores.service.js';
 
 export interface BatchServicesDeps {
@@ -35,7 +36,7 @@ export function createBatchServices(config: Config, database: Database, deps: Ba
     },
     clock,
   );
-  return { repo, service, worker };
+  return { repo, service, worker, resultStreams: resultStreamSlots(config.batchResultStreamsPerAccount) };
 }
 
 export type BatchServices = ReturnType<typeof createBatchServices>;

@@ -2,6 +2,7 @@ import { walletOwnership, type WalletOwnership } from '../../chain/wallet-owners
 import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/connection.js';
 import type { StampService } from '../stamps/stamps.service.js';
+import { signInRepository } from '../../sessions/sign-in.repository.js';
 import { walletRepository } from './wallet.repository.js';
 import { walletSessionService } from './wallet-sessions.service.js';
 import { walletStampService } from './wallet-stamps.service.js';
@@ -22,7 +23,7 @@ export function createWalletServices(config: Config, database: Database, deps: W
   return {
     /** Proves a wallet signed a text (EOA, ERC-1271, ERC-6492): every sign-in uses it, the portal's included. */
     ownership,
-    sessions: walletSessionService(repo, {
+    sessions: walletSessionService(signInRepository(database, 'wallet'), {
       sessionTtlSeconds: config.walletSessionTtlSeconds,
       nonceTtlSeconds: config.nonceTtlSeconds,
       allowedChainIds: config.siweAllowedChainIds,

@@ -1,69 +1,14 @@
-import { type Database, writeTransaction } from '../../db/connection.js';
-import type { WalletSessionsTable } from '../../db/tables/wallet.js';
+import type { Database } from '../../db/connection.js';
 
 /**
- * Queries of wallet sign-in (SIWE nonces, session tokens) and of the wallet's own writes to
- * the `stamps` table. Adding a stamp goes through the stamp service (which verifies it);
+ * Queries of the wallet's own writes to the `stamps` table (its sign-in's are in
+ * src/sessions/sign-in.repository.ts). Adding a stamp goes through the stamp service (which verifies it);
  * only soft deletes and the wallet's listing are written here. `nullifier_holds` is never
  * touched: a deleted stamp's holds stay until they expire.
  */
 export function walletRepository(database: Database) {
   const { db } = database;
   return {
-    async insertNonce(nonce: string, now: number, expiresAt: number): Promise<void> {
-      await db.insertInto('wallet_siwe_nonces').values({ nonce, created_at: now, expires_at: expiresAt, used_at: null }).execute();
-    },
-
-    async isNonceUsable(nonce: string, now: number): Promise<boolean> {
-      const row = await db
-        .selectFrom('wallet_siwe_nonces')
-        .select('nonce')
-        .where('nonce', '=', nonce)
-        .where('used_at', 'is', null)
-        .where('expires_at', '>', now)
-        .executeTakeFirst();
-      return row !== undefined;
-    },
-
-    /**
-     * Marks the nonce used and stores the session in one transaction; false (and nothing
-     * stored) when the nonce was used or expired meanwhile.
-     */
-    async consumeNonceAndCreateSession(nonce: string, session: WalletSessionsTable, now: number): Promise<boolean> {
-      return writeTransaction(database, async (trx) => {
-        const result = await trx
-          .updateTable('wallet_siwe_nonces')
-          .set({ used_at: now })
-          .where('nonce', '=', nonce)
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', now)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== 1) return false;
-        await trx.insertInto('wallet_sessions').values(session).execute();
-        return true;
-      });
-    },
-
-    async findSession(tokenHash: string, now: number) {
-      return db
-        .selectFrom('wallet_sessions')
-        .select(['address', 'expires_at'])
-        .where('token_hash', '=', tokenHash)
-        .where('expires_at', '>', now)
-        .executeTakeFirst();
-    },
-
-    async deleteSession(tokenHash: string): Promise<boolean> {
-      const result = await db.deleteFrom('wallet_sessions').where('token_hash', '=', tokenHash).executeTakeFirst();
-      return Number(result.numDeletedRows) === 1;
-    },
-
-    /** Removes nonces and sessions that expired before `cutoff`. */
-    async sweepExpired(cutoff: number): Promise<void> {
-      await db.deleteFrom('wallet_siwe_nonces').where('expires_at', '<', cutoff).execute();
-      await db.deleteFrom('wallet_sessions').where('expires_at', '<', cutoff).execute();
-    },
-
     /** The address's live stamps (neither deleted nor revoked), newest first. */
     async liveStamps(address: string) {
       return db

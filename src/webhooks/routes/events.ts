@@ -23,7 +23,8 @@ export function eventFeedRoutes(instance: FastifyInstance, deps: EventFeedRouteD
         summary: 'The score events of a scorer, oldest first',
         description:
           'Every `score.updated` and `score.expiring` event with an id above `after`, oldest first; `data` is the ' +
-          'body a webhook of the event carries. Poll `next` (it carries `after` = the last event id seen) for more.',
+          'body a webhook of the event carries. Poll `next` (it carries `after` = the last event id seen) for more. ' +
+          'Needs `historical_endpoint` (off by default): the feed holds every past score and stamp breakdown of the scorer.',
         security: [{ apiKey: [] }],
         params: Type.Object({ scorer_id: ScorerIdSchema }),
         querystring: EventFeedQuery,
@@ -31,7 +32,8 @@ export function eventFeedRoutes(instance: FastifyInstance, deps: EventFeedRouteD
       },
     },
     async (request) => {
-      const caller = requirePermission(request, 'read_scores');
+      // The feed replays every past score of every address: history, like .../score/{address}/history.
+      const caller = requirePermission(request, 'historical_endpoint');
       const { after, limit } = request.query;
       return deps.feed.events(caller.accountId, Number(request.params.scorer_id), after ?? 0, limit ?? 100);
     },

@@ -7,7 +7,7 @@ import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { Integer, LimitSchema } from '../../../http/schemas.js';
 import { MAX_ID, MAX_OFFSET } from '../../values.js';
-import { type BountyListQuery, MAX_ALTERNATIVES, MAX_RAW_DATA_LENGTH, MAX_RAW_DATA_VALUES, MAX_SUBSTRING_ALTERNATIVES } from '../bounties.service.js';
+import { MAX_ALTERNATIVES, MAX_RAW_DATA_LENGTH, MAX_RAW_DATA_VALUES, MAX_SUBSTRING_ALTERNATIVES } from '../bounties.service.js';
 import { COUNT_AHEAD, RAW_DATA_SEARCHED } from '../bounties.repository.js';
 import { BOUNTY_ORDER_FIELDS } from '../bounty-order.js';
 import type { CachedDocument } from '../../cache.js';

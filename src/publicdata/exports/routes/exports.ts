@@ -6,7 +6,6 @@ import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
 import { parseAddressExportFile, parseInfoExportFile } from '../exports.service.js';
 import { AddressExportSchema, ContributorInfoExportSchema, GrantsJsonSchema } from '../export.schema.js';
-import { QueryText } from '../../publicdata.schema.js';
 import { sendDocument } from '../../routes/http-cache.js';
 import { readSession } from './session.js';
 

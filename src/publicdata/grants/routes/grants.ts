@@ -5,7 +5,6 @@ import type { PublicDataModule } from '../../publicdata.module.js';
 import { errorResponses } from '../../../http/errors.js';
 import { Integer, LimitSchema } from '../../../http/schemas.js';
 import { MAX_ID } from '../../values.js';
-import type { GrantListQuery } from '../grants.service.js';
 import { GrantSchema } from '../grant.schema.js';
 import { PublicOffsetSchema, QueryText } from '../../publicdata.schema.js';
 import { sendDocument } from '../../routes/http-cache.js';

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
 import type { Config } from '../../../config/index.js';
+import type { ResultStreamSlots } from '../result-streams.js';
 import type { BatchService } from '../batches.service.js';
 import { errorResponses } from '../../../http/errors.js';
 import type { RateBudget } from '../../../http/rate-limit.js';
@@ -20,7 +21,9 @@ import { V2ScoreListSchema } from '../v2-score.js';
 /** What the batch routes use: the batch service, its size settings and the key budget the addresses are charged to. */
 export interface BatchRouteDeps {
   service: BatchService;
-  config: Pick<Config, 'batchBodyLimitBytes' | 'batchMaxAddresses' | 'batchResultsWaitMs' | 'batchSyncMaxAddresses'>;
+  config: Pick<Config, 'batchBodyLimitBytes' | 'batchMaxAddresses' | 'batchResultsWaitMs' | 'batchSyncMaxAddresses' | 'batchResultStreamsPerAccount'>;
+  /** Open result streams per account (BATCH_RESULT_STREAMS_PER_ACCOUNT). */
+  resultStreams: ResultStreamSlots;
   budget: RateBudget;
 }
 
@@ -120,7 +123,8 @@ export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDep
           'with `Accept: text/csv`. A running batch is followed: rows are sent as addresses finish, and the stream ends when the ' +
           `batch ends, or when no address finished for BATCH_RESULTS_WAIT_MS (${config.batchResultsWaitMs} ms here); resume with ` +
           '`offset` = the number of result lines received (CSV header not counted). A failed address has `error` set and score "0.00000". Addresses of a cancelled ' +
-          'batch that were not scored are left out. Needs `read_scores`.',
+          'batch that were not scored are left out. Needs `read_scores`. At most BATCH_RESULT_STREAMS_PER_ACCOUNT ' +
+          `(${config.batchResultStreamsPerAccount} here) streams of one account are open at once per server process; over it 429 \`too_many_result_streams\`.`,
         security: [{ apiKey: [] }],
         params: Type.Object({ id: BatchIdSchema }),
         querystring: Type.Object({ offset: Type.Optional(Integer({ minimum: 0, maximum: 10_000_000, description: 'Result lines to skip (resume).' })) }),
@@ -141,9 +145,20 @@ export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDep
     async (request, reply) => {
       const caller = requirePermission(request, 'read_scores');
       const format = wantsCsv(request) ? 'csv' : 'ndjson';
+      // Held until the response closes (sent, or the client went away), whatever happens meanwhile.
+      const release = deps.resultStreams.take(caller.accountId);
       const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
-      const lines = await service.results(caller, request.params.id, format, request.query.offset ?? 0, gone.signal);
+      reply.raw.once('close', () => {
+        release();
+        gone.abort();
+      });
+      let lines: AsyncIterable<string>;
+      try {
+        lines = await service.results(caller, request.params.id, format, request.query.offset ?? 0, gone.signal);
+      } catch (error) {
+        release();
+        throw error;
+      }
       return reply
         .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .header('cache-control', 'no-store')

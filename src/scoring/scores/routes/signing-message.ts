@@ -21,12 +21,14 @@ export function signingMessageRoute(app: FastifyInstance, deps: SigningMessageRo
   app.get(
     '/registry/signing-message',
     {
+      // It stores a nonce: a portal cookie needs its CSRF token here.
+      config: { changesState: true },
       schema: {
         tags: ['scoring'],
         summary: 'A message with a fresh nonce for the wallet to sign',
         description: 'The nonce belongs to the account of the API key that asked for it: only a submission with a key of that account can use it.',
         security: [{ apiKey: [] }],
-        response: { 200: SigningMessage, ...errorResponses(401, 429) },
+        response: { 200: SigningMessage, ...errorResponses(401, 403, 429) },
       },
     },
     async (request) => {

@@ -29,13 +29,16 @@ export function v2ScoreRoutes(instance: FastifyInstance, deps: V2ScoreRouteDeps)
   app.get(
     '/v2/stamps/:scorer_id/score/:address',
     {
+      // It records the score (and may fire webhooks): a portal cookie needs its CSRF token here.
+      config: { changesState: true },
       schema: {
         tags: ['v2'],
         summary: 'Score an address now, from its stored stamps',
         description:
           'Scores synchronously (no submission needed) and records the result as a v1 submission would, so v1 reads see it. ' +
           'When nothing changed since the last scoring the stored result is served. `score` is the raw weighted sum for every ' +
-          'scorer type. A scorer whose settings cannot be used answers 200 with `error` set. Needs `read_scores`.\n\n' +
+          'scorer type. A scorer whose settings cannot be used answers 200 with `error` set. Needs `read_scores`; with the ' +
+          'portal session cookie instead of a key, also `X-CSRF-Token` (the request records a score).\n\n' +
           'Example: `curl -H "X-API-KEY: $KEY" $BASE/v2/stamps/1/score/0x5cdef6d4b2f8e6e1f3b0b0a5e3d2c1b0a9f8e7d6`',
         security: [{ apiKey: [] }],
         params: Params,

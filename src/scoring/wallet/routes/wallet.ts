@@ -8,7 +8,8 @@ import { type BudgetCounters, registerRateLimit } from '../../../http/rate-limit
 import type { TrustedIssuerService } from '../../stamps/issuers.service.js';
 import type { WalletServices } from '../wallet-services.js';
 import { Deleted, SignInBody, SiweNonce, WalletSessionBody, WalletStamps, WriteReport, stampBodies } from './wallet.schemas.js';
-import { type SiweSite, siweSite, type WalletSession } from '../wallet-sessions.service.js';
+import { type SiweSite, siweSite } from '../../../sessions/siwe-checks.js';
+import type { WalletSession } from '../wallet-sessions.service.js';
 import { clientAddressKey } from '../../../http/client-address.js';
 
 declare module 'fastify' {

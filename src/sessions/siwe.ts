@@ -1,6 +1,6 @@
 import { isAddress } from 'viem';
 import { parseSiweMessage } from 'viem/siwe';
-import { AppError } from '../../errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * Sign-In with Ethereum (EIP-4361) messages, read strictly: the whole text must follow the
