@@ -6,8 +6,7 @@
  * development issuer's key.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { loadOrCreateKeyFile } from '../config/key-files.js';
 import { WEBHOOK_SECRET_PREFIX } from './signing.js';
 
 export const WEBHOOK_KEY_FILE = 'webhook-secret.key';
@@ -27,9 +26,6 @@ export function derivedWebhookSecrets(masterKey: string): WebhookSecrets {
   };
 }
 
-function hasErrorCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
-}
 
 function parseKey(contents: string, path: string): string {
   const key = contents.trim();
@@ -39,24 +35,5 @@ function parseKey(contents: string, path: string): string {
 
 /** The development master key from `<dir>/webhook-secret.key`, created (mode 0600) on first use. */
 export async function loadOrCreateWebhookKey(dir: string): Promise<string> {
-  const path = join(dir, WEBHOOK_KEY_FILE);
-  try {
-    return parseKey(await readFile(path, 'utf8'), path);
-  } catch (error) {
-    if (!hasErrorCode(error, 'ENOENT')) throw error;
-  }
-  await mkdir(dir, { recursive: true });
-  const key = randomBytes(32).toString('base64');
-  // Written aside and hard-linked into place: concurrent first starts agree on one key.
-  const pendingPath = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(pendingPath, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    await link(pendingPath, path);
-    return key;
-  } catch (error) {
-    if (!hasErrorCode(error, 'EEXIST')) throw error;
-    return parseKey(await readFile(path, 'utf8'), path);
-  } finally {
-    await unlink(pendingPath);
-  }
+  return loadOrCreateKeyFile(dir, WEBHOOK_KEY_FILE, { generate: () => randomBytes(32).toString('base64'), parse: parseKey });
 }

@@ -1,9 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import secp256k1 from 'secp256k1';
 import { bytesToHex, type Hex } from 'viem';
 import { hashTypedDataBytes } from '../../chain/eip712.js';
+import { loadOrCreateKeyFile as loadOrCreateKeyFileOf } from '../../config/key-files.js';
 import { addressFromPrivateKey, signHash } from '../../chain/signatures.js';
 import { PROOF_PURPOSE, PROOF_TYPE } from './credentials.js';
 // The schema intake accepts, so that what this issuer signs is always accepted.
@@ -190,10 +189,6 @@ function parseKeyFile(contents: string, path: string): Hex {
   return key.toLowerCase() as Hex;
 }
 
-function hasErrorCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
-}
-
 /** The dev issuer's key from `<dir>/dev-issuer.key`, created (mode 0600) on first use. */
 export async function loadOrCreateIssuerKey(dir: string): Promise<Hex> {
   return loadOrCreateKeyFile(dir, DEV_ISSUER_KEY_FILE);
@@ -201,25 +196,5 @@ export async function loadOrCreateIssuerKey(dir: string): Promise<Hex> {
 
 /** A secp256k1 private key kept in `<dir>/<fileName>`, created (mode 0600) on first use. */
 export async function loadOrCreateKeyFile(dir: string, fileName: string): Promise<Hex> {
-  const path = join(dir, fileName);
-  try {
-    return parseKeyFile(await readFile(path, 'utf8'), path);
-  } catch (error) {
-    if (!hasErrorCode(error, 'ENOENT')) throw error;
-  }
-  await mkdir(dir, { recursive: true });
-  const key = generatePrivateKey();
-  // Written aside and then hard-linked into place, so that a concurrent first start never
-  // reads a half-written file and exactly one of the generated keys wins.
-  const pendingPath = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(pendingPath, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    await link(pendingPath, path);
-    return key;
-  } catch (error) {
-    if (!hasErrorCode(error, 'EEXIST')) throw error;
-    return parseKeyFile(await readFile(path, 'utf8'), path);
-  } finally {
-    await unlink(pendingPath);
-  }
+  return loadOrCreateKeyFileOf(dir, fileName, { generate: generatePrivateKey, parse: parseKeyFile });
 }
