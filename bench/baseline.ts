@@ -1,5 +1,5 @@
 /**
- * Issue 17's absolute targets judged against the issue's own code measured on this machine
+ * The absolute performance targets judged against the reference code measured on this machine
  * (`npm run bench -- --baseline FILE`). The issue's milliseconds and req/s were measured on its
  * author's machine; the same code runs 2-3× slower or faster on other machines of this kind
  * (docs/decisions.md, "Absolute targets also judged against the issue's code on the same

@@ -21,7 +21,7 @@
  * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
  * load generator and all other processes used meanwhile: a regression raises the CPU per request,
  * a busy machine lowers req/s with the CPU per request unchanged. Then one PASS/FAIL line per
- * target of issue 17 (bench/verdicts.ts). Results: a table on stdout and bench/results/latest.json.
+ * performance target (bench/verdicts.ts). Results: a table on stdout and bench/results/latest.json.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -346,13 +346,13 @@ async function main(): Promise<number> {
   console.log(resultsTable(records));
   console.log('');
 
-  // Issue 17's targets (reported, not asserted)
+  // The performance targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
   const targetResults = judge(records, settings.databases, settings.cases, settings.rate);
   if (baseline && settings.rate === null) targetResults.push(...judgeAgainstBaseline(records, baseline, settings.databases, settings.cases));
   if (ceiling) {
     console.log(
-      `Targets of issue 17. The run's first ceiling: ${Math.round(ceiling.result.rps)} req/s, p50 ${ceiling.result.latencyMs.p50.toFixed(2)} ms; ` +
+      `Performance targets. The run's first ceiling: ${Math.round(ceiling.result.rps)} req/s, p50 ${ceiling.result.latencyMs.p50.toFixed(2)} ms; ` +
         `the single score and the cached list: the median of ${settings.rounds} round(s), each against the ceiling measured right after it`,
     );
   }

@@ -1,4 +1,4 @@
-/** The `v2-score` case (issue 15): the v2 score of a primed 20-stamp address. */
+/** The `v2-score` case: the v2 score of a primed 20-stamp address. */
 import type { LoadCase } from './load.js';
 
 /**

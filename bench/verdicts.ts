@@ -1,5 +1,5 @@
 /**
- * The targets of issue 17 ("Performance: the hot paths to their targets"),
+ * The performance targets of the hot paths,
  * one PASS/FAIL line each per database. Reported, not asserted: a busy
  * machine fails them without any regression, so each line says when other
  * processes took CPU while its case ran.
@@ -22,7 +22,7 @@ interface PerDatabase<T> {
   postgres: T;
 }
 
-/** The figures of issue 17's table on a quiet 2-core machine, and the targets set against them. */
+/** The reference figures on a quiet 2-core machine, and the targets set against them. */
 export const issue17 = {
   scoreReadVsCeiling: { sqlite: 0.7, postgres: 0.35 } as PerDatabase<number>,
   scoreReadP99Ms: 5,
@@ -35,7 +35,7 @@ export const issue17 = {
   bountiesUncachedFactor: 3,
   /** The issue's ceiling, to express the uncached baseline as a share of it. */
   ceilingRps: 26_214,
-  /** Issue 15: the v2 score of a 20-stamp address whose proofs were verified before (PostgreSQL: loose, stated). */
+  /** The v2 score of a 20-stamp address whose proofs were verified before (PostgreSQL: loose, stated). */
   v2ScoreP50Ms: { sqlite: 5, postgres: 15 } as PerDatabase<number>,
 };
 

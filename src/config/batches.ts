@@ -1,4 +1,4 @@
-/** Batch scoring settings (issue 16): sizes, the per-tier daily quota, the batch worker. */
+/** Batch scoring settings: sizes, the per-tier daily quota, the batch worker. */
 import { BadValue, integer, type Settings } from './parse.js';
 
 export interface BatchConfig {

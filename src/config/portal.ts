@@ -1,4 +1,4 @@
-/** Developer portal settings (issue 18): sign-up, sessions, usage counters, the built front end. */
+/** Developer portal settings: sign-up, sessions, usage counters, the built front end. */
 import { fileURLToPath } from 'node:url';
 import { integer, oneOf, type Settings } from './parse.js';
 

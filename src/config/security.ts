@@ -1,4 +1,4 @@
-/** Limits and network hardening (issue 12): intake limits, proxies, timeouts, metrics exposure. */
+/** Limits and network hardening: intake limits, proxies, timeouts, metrics exposure. */
 import { chainIdList, flag, integer, isProduction, proxyList, type Settings } from './parse.js';
 
 export interface SecurityConfig {

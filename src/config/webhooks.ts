@@ -1,4 +1,4 @@
-/** Webhooks and the event feed (issue 16). */
+/** Webhooks and the event feed. */
 import { BadValue, flag, integer, type Settings } from './parse.js';
 
 export interface WebhooksConfig {

@@ -48,7 +48,7 @@ export function escapeLike(text: string): string {
  * in lower case, which is what its LIKE does (ASCII case folding, `text` matched literally) but
  * not a LIKE: SQLite re-prepares a statement whose LIKE pattern is a bound parameter every time
  * the parameter is bound (in case the new pattern allows an index range), which cost more than
- * running the bounty list's walk and count (issue 17).
+ * running the bounty list's walk and count.
  */
 export function containsInsensitive(dialect: DialectName, column: Expression<unknown>, text: string): RawBuilder<SqlBool> {
   return dialect === 'postgres'

@@ -28,7 +28,7 @@ describe('the allocator of a server process', () => {
     const unraised = medianFaults('default');
     const raised = medianFaults('raised');
     // 5 000 bodies of 25 pages each. Without: each trim of the heap's top is paid again by the
-    // next bodies (2 400 to 6 000 faults run to run on session 18's machine, about ten thousand
+    // next bodies (2 400 to 6 000 faults run to run on one machine of this kind, about ten thousand
     // where the test was written); with: the collector's own, about 900, whatever the run.
     expect(unraised).toBeGreaterThan(2_000);
     expect(raised).toBeLessThan(unraised / 2);

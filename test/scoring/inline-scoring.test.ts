@@ -1,5 +1,5 @@
 /**
- * Submissions scored in the submitting process (issue 17): one write transaction and no job row
+ * Submissions scored in the submitting process: one write transaction and no job row
  * when the worker has a free slot; the same result as a queued job; the durable queue when there
  * is no slot, no running worker, a zero wait budget or a job of the address already; and a wait
  * for a queued job that does not poll when a notice of it can arrive.

@@ -1,5 +1,5 @@
 /**
- * What a re-scoring reads (issue 17): the live stamps and the nullifier holds from covering
+ * What a re-scoring reads: the live stamps and the nullifier holds from covering
  * indexes, the holds of the scored address as one range (other holders looked up only for the
  * nullifiers it does not hold), and no read of the event log when the score row shows the result
  * unchanged, while a changed result, or a row that differs from its event, still reads it.

@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { testWallet } from '../helpers/stamps.js';
 
-/** Issue 12, finding 8: the SIWE checks that must not normalise, and the allowed chains. */
+/** The SIWE checks that must not normalise, and the allowed chains. */
 const minute = 60_000;
 const alice = testWallet(211);
 const site: SiweSite = siweSite('https://stampgate.example');

@@ -7,7 +7,7 @@ import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { STAMP_EIP712_TYPES } from '../../src/scoring/stamps/stamp-schema.js';
 import { hostileCredentialOfSize } from '../helpers/hostile-credentials.js';
 
-/** Issue 12, finding 1: the one EIP-712 schema intake accepts, and the limits applied before hashing. */
+/** The one EIP-712 schema intake accepts, and the limits applied before hashing. */
 type Json = Record<string, any>;
 
 const SUBJECT = '0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';

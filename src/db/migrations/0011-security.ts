@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { DialectName } from '../dialect.js';
 
 /**
- * Issue 12 (security): a signing-message nonce remembers the account whose key asked for it;
+ * Security: a signing-message nonce remembers the account whose key asked for it;
  * a profile remembers the OAuth provider's stable subject id it logged in with; export
  * credentials keep a freshly created secret only until the first session response shows it.
  * Identical on both databases; existing rows get NULL (a nonce issued before the upgrade

@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { DialectName } from '../dialect.js';
 
 /**
- * Issue 15 (key permissions): beside `can_submit` and `can_read` a key gets `create_scorers`
+ * Key permissions: beside `can_submit` and `can_read` a key gets `create_scorers`
  * (on by default, so every existing key keeps what it could do and gains the account-management
  * endpoints) and `historical_endpoint` (off by default: history is opt-in, as v2.md says).
  * One column per permission keeps the authentication lookup the single indexed row read it was.

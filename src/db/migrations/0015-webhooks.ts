@@ -2,7 +2,7 @@ import { type Kysely, type Migration, type SqlBool, sql } from 'kysely';
 import { type DialectName, orderedTextType, timeColumnType, withIdColumn } from '../dialect.js';
 
 /**
- * Issue 16 (webhooks): registered endpoints, the outbox every score event is written to in its own
+ * Webhooks: registered endpoints, the outbox every score event is written to in its own
  * transaction, one delivery per (endpoint, event) with its attempts (the account's delivery log),
  * and the guard that sends `score.expiring` once per (scorer, address, expiry).
  *

@@ -2,7 +2,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import { type DialectName, orderedTextType, timeColumnType, withIdColumn } from '../dialect.js';
 
 /**
- * Issue 16 (batch scoring): a batch, its addresses (one row per input position, with the result
+ * Batch scoring: a batch, its addresses (one row per input position, with the result
  * once scored), the chunks workers lease (ranges of positions, like scoring_jobs), and each key's
  * daily address usage for the per-tier quota. Identical on both databases.
  */

@@ -8,7 +8,7 @@ const BOUNTY_FILTER_COLUMNS = ['is_open', 'expires_date', 'experience_level', 'p
 const WIDENED_ORDER_INDEXES = ['value_in_eth_sort', 'value_in_usdt_sort', 'value_in_usdt_now_sort', 'web3_created'] as const;
 
 /**
- * Two things of the performance work (issue 17), in the one migration number it was given:
+ * Two things of the performance work, in the one migration number it was given:
  *
  * - `stake_events.contract_address`: the staking contract an event was emitted by (lower case), so
  *   stake totals count only the configured contract's events. Chain rows stored before it get the

@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import { type DialectName, timeColumnType } from '../dialect.js';
 
 /**
- * Issue 18 (developer portal): an account remembers the wallet that owns it (set when the
+ * Developer portal: an account remembers the wallet that owns it (set when the
  * portal's first sign-in of that wallet created it), portal sign-in nonces and sessions (only
  * a hash of the session token is stored), and the usage counters of each API key per UTC day.
  * Identical on both databases; existing accounts get no owner (the CLI created them).

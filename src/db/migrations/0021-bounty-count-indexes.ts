@@ -5,7 +5,7 @@ import type { DialectName } from '../dialect.js';
 const VOCABULARY_FILTER_COLUMNS = ['experience_level', 'project_length', 'bounty_type'] as const;
 
 /**
- * Issue 17: indexes for the capped count of a list filtered by a vocabulary column. The count
+ * Indexes for the capped count of a list filtered by a vocabulary column. The count
  * turns `experience_level` LIKE '%beginner%' into `experience_level in (the stored values that
  * contain it)` (found by a skip-scan of the column's `(column, id)` index, see the repository),
  * so the matches of one value lie together in `(column, is_open, expires_date)` and the count

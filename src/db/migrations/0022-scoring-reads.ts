@@ -2,7 +2,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import type { DialectName } from '../dialect.js';
 
 /**
- * Issue 17: the two reads of every scoring answered from an index alone. A stamp row stores its
+ * The two reads of every scoring answered from an index alone. A stamp row stores its
  * credential (1–2 KB) before its dates and deletion marks, so reading the live stamps of an
  * address walked past every credential (on SQLite into overflow pages). The nullifier holds were
  * looked up one nullifier at a time, each hold's row read for its holder and expiry; the holds of

@@ -1,4 +1,4 @@
-/** Tables of the developer portal (issue 18): sign-in nonces, sessions and API-key usage. */
+/** Tables of the developer portal: sign-in nonces, sessions and API-key usage. */
 
 /** Nonces handed out for the portal's Sign-In with Ethereum messages: single-use, expiring. */
 export interface PortalSiweNoncesTable {

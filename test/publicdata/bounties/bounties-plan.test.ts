@@ -73,7 +73,7 @@ describe.each(databaseKinds)('bounty list query plans on %s (bench seed)', (kind
     ],
     // SQLite may range over id inside any (x, id) index (a skip-scan of a one-value column) or the table's own key.
     // With the documented deep-paging order (order_by=pk): under another order SQLite, knowing the LIMIT, walks that
-    // order's index (a literal LIMIT since issue 17 shows here the plan a bound one got from its second run on).
+    // order's index (a literal LIMIT shows here the plan a bound one got from its second run on).
     ['pk__gt', { pk__gt: 2900, order_by: 'pk' }, /SEARCH bounties USING (INTEGER PRIMARY KEY \(rowid>\?\)|INDEX \w+ \(.*\bid>\?\))/, /Index (Only )?Scan using bounties_pkey on bounties[\s\S]*Index Cond: \(id > 2900\)/],
   ];
   it.each(clientFilters)('looks %s up through an index', async (_name, query, sqlitePlan, postgresPlan) => {
