@@ -129,7 +129,8 @@ describe.each(databaseKinds)('abuse of every documented operation on %s', (kind)
       const good = await wallet.account.signMessage({ message });
       await run.exercise(op(), post({ message, signature: await bob.account.signMessage({ message }) }), refused('invalid_signature'));
       await run.exercise(op(), post({ message: message.replace('Version: 1', 'Version: 1 '), signature: good }), { refuse: true, status: [400] });
-      await run.exercise(op(), post({ message: message.replace(/Sign in to[^\n]*/, 'Give me everything.'), signature: good }), refused('invalid_signature'));
+      // The statement is the flow's own (checked before the signature, which costs more): a changed one is not a wallet sign-in.
+      await run.exercise(op(), post({ message: message.replace(/Sign in to[^\n]*/, 'Give me everything.'), signature: good }), refused('invalid_siwe_message'));
       const otherMessage = await run.siweMessage(wallet);
       await run.resync();
       await run.exercise(op(), post({ message, signature: await wallet.account.signMessage({ message: otherMessage }) }), refused('invalid_signature'));
