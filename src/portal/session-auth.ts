@@ -92,6 +92,9 @@ export function portalSessionAuthentication(config: PortalSite, sessions: Portal
       if (!originOptional && request.headers.origin !== expected) {
         throw new AppError('csrf_rejected', `A portal request that changes something must come from ${expected} (its Origin header is ${request.headers.origin === undefined ? 'missing' : 'another site'}).`);
       }
+      if (presented === undefined) {
+        throw new AppError('csrf_rejected', 'This request changes something: a portal session must send its X-CSRF-Token header (reload the portal).');
+      }
       if (typeof presented !== 'string' || !isCsrfTokenOf(token, presented)) {
         throw new AppError('csrf_rejected', 'The X-CSRF-Token header is not this session\'s; reload the portal.');
       }
@@ -107,12 +110,9 @@ export function portalSessionAuthentication(config: PortalSite, sessions: Portal
     const writingGet = request.routeOptions.config?.changesState === true;
     const unsafe = writingGet || !safeMethods.has(request.method);
     const presented = request.headers[CSRF_HEADER];
-    // A GET that writes, with the cookie alone: refused rather than made anonymous, so that a
-    // cross-site page learns nothing and changes nothing (an anonymous request would 401 too).
-    if (writingGet && presented === undefined) {
-      return done(new AppError('csrf_rejected', 'This request changes something: a portal session must send its X-CSRF-Token header (reload the portal).'));
-    }
-    if (unsafe && presented === undefined) return done();
+    // A GET that writes, with a live session's cookie alone: refused rather than made anonymous
+    // (resolve), so that a cross-site page changes nothing; a cookie of no session is no session.
+    if (unsafe && !writingGet && presented === undefined) return done();
     resolve(request, token, unsafe, presented).then(() => done(), done);
   };
 }
