@@ -25,19 +25,19 @@ import { inlineScoring } from '../scoring/jobs/inline-scoring.js';
 import { type JobSettled, ScoringWorker } from '../scoring/jobs/scoring-worker.js';
 import { scoreService } from '../scoring/scores/scores.service.js';
 import { scoresRepository } from '../scoring/scores/scores.repository.js';
-import { createV2Services } from '../scoring/scores/v2-services.js';
+import { createV2Services } from '../scoring/scores/v2.module.js';
 import { submissionService } from '../scoring/scores/submission.service.js';
 import { stampPageService } from '../scoring/stamps/stamp-pages.service.js';
 import { stampService } from '../scoring/stamps/stamps.service.js';
 import { stampsRepository } from '../scoring/stamps/stamps.repository.js';
-import { createStakingServices } from '../staking/staking-services.js';
-import { createWalletServices } from '../scoring/wallet/wallet-services.js';
+import { createStakingServices } from '../staking/staking.module.js';
+import { createWalletServices } from '../scoring/wallet/wallet.module.js';
 import { walletOwnership } from '../chain/wallet-ownership.js';
 import { createPublicDataModule } from '../publicdata/publicdata.module.js';
-import { createWebhookServices, type WebhookServicesOptions } from '../webhooks/webhook-services.js';
+import { createWebhookServices, type WebhookServicesOptions } from '../webhooks/webhooks.module.js';
 import { insertOutboxRow } from '../webhooks/delivery-queue.repository.js';
-import { createBatchServices } from '../scoring/batches/batch-services.js';
-import { createPortalServices } from '../portal/portal-services.js';
+import { createBatchServices } from '../scoring/batches/batches.module.js';
+import { createPortalServices } from '../portal/portal.module.js';
 import { createModelsModule } from '../models/models.module.js';
 
 export interface ContextOptions {

@@ -3,7 +3,7 @@
  * has heard it, or has stopped answering from memory. The processes here share a broker that
  * delivers every message to every subscriber in one order, as Redis and PostgreSQL's notices
  * do; a subscriber's deliveries can be held back, as a busy or cut-off process's are.
- * (Real Redis and PostgreSQL carry the same bus in test/scoring/score-read-cache.test.ts.)
+ * (Real Redis and PostgreSQL carry the same bus in test/scoring/scores/score-read-cache.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BusTransport, EventBus } from '../../src/events/bus.js';

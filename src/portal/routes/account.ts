@@ -10,7 +10,7 @@ import { scorerTypeNames, scorerTypeOf } from '../../scoring/scorers/registry.js
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import {
   AccountBody, CreatedKey, KeyBody, KeyList, KeyParams, NewKey, NewScorer, ScorerBody, ScorerChanges, ScorerList, ScorerParams, ScorerTypes, Usage, UsageQuery,
-} from './account.schemas.js';
+} from '../account.schema.js';
 
 /** Either way in: the portal's session cookie (+ CSRF on changes) or an API key. */
 const security: Record<string, string[]>[] = [{ portalSession: [] }, { apiKey: [] }];

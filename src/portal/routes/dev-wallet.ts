@@ -4,7 +4,7 @@ import { errorResponses } from '../../http/errors.js';
 import { typed } from '../../http/typebox.js';
 import { siweSite } from '../../sessions/siwe-checks.js';
 import type { DevWalletService } from '../dev-wallet.js';
-import { PortalSessionBody } from './account.schemas.js';
+import { PortalSessionBody } from '../account.schema.js';
 import { sessionBody } from './session.js';
 
 export interface DevWalletRouteDeps {

@@ -9,7 +9,7 @@ import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import { siweSite } from '../../sessions/siwe-checks.js';
 import type { PortalSession, PortalSessionService } from '../portal-sessions.service.js';
 import { type PortalSite, portalSessionAuthentication, sessionCookie } from '../session-auth.js';
-import { PortalSessionBody, PortalSiweNonce, SignInBody } from './account.schemas.js';
+import { PortalSessionBody, PortalSiweNonce, SignInBody } from '../account.schema.js';
 
 /** Sign-in attempts and session reads per minute from one client address. */
 export const PORTAL_SIGN_IN_IP_BUDGET = 60;

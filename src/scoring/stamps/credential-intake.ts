@@ -1,4 +1,4 @@
-import { stampSchemaProblem } from './stamp-schema.js';
+import { stampSchemaProblem } from './stamp.schema.js';
 
 /**
  * The first look at a credential that arrives from outside (wallet routes, `stamps import`):

@@ -3,7 +3,7 @@ import type { Address, Hex } from 'viem';
 import { Eip712EncodingError, hashTypedDataBytes, type TypedDataTypes } from '../../chain/eip712.js';
 import { recoverAddressFromHash, SignatureError } from '../../chain/signatures.js';
 import { type CredentialLimits, credentialLimitProblem, DEFAULT_CREDENTIAL_LIMITS } from './credential-intake.js';
-import { stampSchemaProblem } from './stamp-schema.js';
+import { stampSchemaProblem } from './stamp.schema.js';
 
 /**
  * Stamp credentials: W3C verifiable credentials with an EthereumEip712Signature2021 proof

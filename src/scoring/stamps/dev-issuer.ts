@@ -6,7 +6,7 @@ import { loadOrCreateKeyFile as loadOrCreateKeyFileOf } from '../../config/key-f
 import { addressFromPrivateKey, signHash } from '../../chain/signatures.js';
 import { PROOF_PURPOSE, PROOF_TYPE } from './credentials.js';
 // The schema intake accepts, so that what this issuer signs is always accepted.
-import { STAMP_EIP712_TYPES, STAMP_PRIMARY_TYPE } from './stamp-schema.js';
+import { STAMP_EIP712_TYPES, STAMP_PRIMARY_TYPE } from './stamp.schema.js';
 
 /**
  * A development stamp issuer. Its credentials have exactly the shape of the reference

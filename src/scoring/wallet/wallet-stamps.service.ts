@@ -3,7 +3,7 @@ import { screenCredential } from '../stamps/credential-intake.js';
 import { credentialDigest } from '../stamps/credentials.js';
 import type { StampService } from '../stamps/stamps.service.js';
 import { formatScoringTimestamp } from '../timestamps.js';
-import type { WalletRepository } from './wallet.repository.js';
+import type { StampsRepository } from '../stamps/stamps.repository.js';
 
 export interface WalletCredentialResult {
   /** Position of the credential in the request's `credentials` array. */
@@ -36,7 +36,7 @@ export type ReplaceScope = 'all' | 'providers';
  * the session's address). Deleting is soft: the stamp stops counting at the next scoring and
  * its nullifier holds stay until they expire.
  */
-export function walletStampService(repo: WalletRepository, stamps: StampService, clock: () => number = Date.now) {
+export function walletStampService(repo: Pick<StampsRepository, 'liveStamps' | 'softDelete'>, stamps: StampService, clock: () => number = Date.now) {
   /**
    * A request with a credential that is over a limit or not of the stamp schema is refused as
    * a whole (400) before anything is stored or hashed: no real wallet sends one, and refusing
