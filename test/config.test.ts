@@ -83,7 +83,7 @@ describe('loadConfig', () => {
 describe('the configuration reference (docs/configuration.md)', () => {
   it('lists exactly the variables the code reads, with their defaults', () => {
     const readme = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
-    const rows = [...readme.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1], m[2]!.trim()]);
+    const rows = [...readme.matchAll(/^\| `([A-Z0-9_]+(?:<chain id>)?)` \| ([^|]*) \|/gm)].map((m) => [m[1], m[2]!.trim()]);
     const documented = new Map(rows as [string, string][]);
     const settings = describeSettings();
     expect([...documented.keys()].sort()).toEqual(settings.map((s) => s.name).sort());

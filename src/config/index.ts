@@ -17,10 +17,11 @@ import { type SmartWalletConfig, smartWalletSettings } from './smart-wallets.js'
 import { type WebhooksConfig, webhooksSettings } from './webhooks.js';
 import { type BatchConfig, batchSettings } from './batches.js';
 import { type ModelsConfig, modelsSettings } from './models.js';
+import { type OnchainConfig, onchainSettings } from './onchain.js';
 
 export type { Environment } from './server.js';
 
-export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig & ModelsConfig;
+export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig & ModelsConfig & OnchainConfig;
 
 const settings = {
   ...serverSettings,
@@ -34,6 +35,7 @@ const settings = {
   ...batchSettings,
   ...portalSettings,
   ...modelsSettings,
+  ...onchainSettings,
 };
 
 export class ConfigError extends Error {
