@@ -31,7 +31,7 @@ export function serveCommand(program: Command, io: CliIo): void {
     .description('Run the HTTP server, a scoring worker and the staking indexer if configured (migrates the database first)')
     .option('--no-worker', 'serve HTTP only; scoring jobs are left to `stampgate worker` processes')
     .action(async (options: { worker: boolean }) => {
-      const config = loadConfig(io.env);
+      const config = loadConfig(io.env, 'serve');
       const logger = createLogger(config.logLevel);
       const shutdown = new ShutdownSignal();
       // Listening starts before the database answers: liveness 200, readiness 503 meanwhile.

@@ -13,7 +13,7 @@ export function workerCommand(program: Command, io: CliIo): void {
     .command('worker')
     .description('Run scoring workers and the staking indexer (no HTTP), until SIGTERM/SIGINT')
     .action(async () => {
-      const config = loadConfig(io.env);
+      const config = loadConfig(io.env, 'worker');
       const logger = createLogger(config.logLevel);
       const shutdown = new ShutdownSignal();
       const lifecycle = new ServiceLifecycle('starting');
