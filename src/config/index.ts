@@ -21,7 +21,7 @@ import { type BatchConfig, batchSettings } from './batches.js';
 import { type ModelsConfig, modelsSettings } from './models.js';
 
 export type { Environment } from './server.js';
-export type { ConfigPurpose, RuleScope } from './parse.js';
+export type { ConfigPurpose, ConfigRule, RuleScope } from './parse.js';
 export { HOST_REQUIRED } from './server.js';
 
 export type Config = ServerConfig & DatabaseConfig & ScoringConfig & SecurityConfig & StakingConfig & PublicDataConfig & SmartWalletConfig & WebhooksConfig & BatchConfig & PortalConfig & ModelsConfig;
@@ -44,9 +44,9 @@ const rules: ConfigRule<Config>[] = [...serverRules, ...securityRules, ...public
 
 /** The rule scopes a process of each purpose needs (a worker binds only to serve WORKER_PORT). */
 function scopesOf(purpose: ConfigPurpose, config: Partial<Config>): RuleScope[] {
-  if (purpose === 'serve') return ['api', 'bind'];
-  if (purpose === 'worker') return config.workerPort === null ? [] : ['bind'];
-  return [];
+  if (purpose === 'serve') return ['any', 'api', 'bind'];
+  if (purpose === 'worker') return config.workerPort === null ? ['any'] : ['any', 'bind'];
+  return ['any'];
 }
 
 export class ConfigError extends Error {
@@ -61,8 +61,10 @@ export class ConfigError extends Error {
 /**
  * Reads every setting, then the rules of `purpose` over the settings that parsed; throws one
  * ConfigError listing every problem. By default (`command`) no rule of serving applies.
+ * `checks` are rules of the layers above, which read what a setting names (a file), run here so
+ * that their problems join the list rather than stopping a later step on their own.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, purpose: ConfigPurpose = 'command'): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, purpose: ConfigPurpose = 'command', checks: readonly ConfigRule<Config>[] = []): Config {
   const problems: string[] = [];
   const config: Partial<Config> = {};
   const refused = new Set<string>();
@@ -75,7 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, purpose: Config
       problems.push(error.message);
     }
   }
-  problems.push(...ruleProblems(config, scopesOf(purpose, config), refused));
+  problems.push(...ruleProblems([...rules, ...checks], config, scopesOf(purpose, config), refused));
   // A default read from another variable (SMART_WALLET_RPC_URL from ETH_RPC_URL) repeats its problem.
   if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
   return config as Config;
@@ -86,13 +88,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, purpose: Config
  * tools and tests that build the API from a configuration loaded without the `serve` purpose.
  */
 export function checkConfig(config: Config, scopes: readonly RuleScope[]): void {
-  const problems = ruleProblems(config, scopes, new Set());
+  const problems = ruleProblems(rules, config, scopes, new Set());
   if (problems.length > 0) throw new ConfigError(problems);
 }
 
-function ruleProblems(config: Partial<Config>, scopes: readonly RuleScope[], refused: ReadonlySet<string>): string[] {
+function ruleProblems(
+  candidates: readonly ConfigRule<Config>[],
+  config: Partial<Config>,
+  scopes: readonly RuleScope[],
+  refused: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
-  for (const rule of rules) {
+  for (const rule of candidates) {
     if (!scopes.includes(rule.scope) || rule.reads.some((key) => refused.has(key))) continue;
     const problem = rule.check(config as Config);
     if (problem !== null) problems.push(problem);

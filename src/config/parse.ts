@@ -27,10 +27,11 @@ export function forExample(name: string, value: string): string {
 export type ConfigPurpose = 'serve' | 'worker' | 'command';
 
 /**
- * When a cross-setting rule applies: `api` where the HTTP API is built (every `serve`, and tools
- * that build it), `bind` where a process listens on HOST (`serve`, a `worker` with WORKER_PORT).
+ * When a cross-setting rule applies: `any` in every process, `api` where the HTTP API is built
+ * (every `serve`, and tools that build it), `bind` where a process listens on HOST (`serve`, a
+ * `worker` with WORKER_PORT).
  */
-export type RuleScope = 'api' | 'bind';
+export type RuleScope = 'any' | 'api' | 'bind';
 
 /**
  * A check across settings, run after every setting has parsed. `reads` names the fields it looks
