@@ -68,7 +68,7 @@ export const publicdataSettings: Settings<PublicDataConfig> = {
   oauthClientSecret: {
     key: 'oauthClientSecret',
     name: 'OAUTH_CLIENT_SECRET',
-    description: 'OAuth 2.0 client secret of the code-hosting login',
+    description: 'OAuth 2.0 client secret of the code-hosting login; required when OAUTH_CLIENT_ID is set',
     defaultText: '(unset)',
     parse: optionalText,
   },

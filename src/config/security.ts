@@ -87,7 +87,7 @@ export const securitySettings: Settings<SecurityConfig> = {
   headersTimeoutMs: {
     key: 'headersTimeoutMs',
     name: 'HEADERS_TIMEOUT_MS',
-    description: 'Longest time a client may take to send the request headers (slow-loris clients are cut off)',
+    description: 'Longest time a client may take to send the request headers, at most REQUEST_TIMEOUT_MS (slow-loris clients are cut off)',
     defaultText: '10000',
     parse: integer('HEADERS_TIMEOUT_MS', 100, 3_600_000, 10_000),
   },
