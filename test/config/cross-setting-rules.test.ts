@@ -3,11 +3,15 @@
  * settings of what the process is started for, all reported in one ConfigError.
  */
 import { describe, expect, it } from 'vitest';
-import { checkConfig, ConfigError, describeSettings, loadConfig, type ConfigPurpose } from '../../src/config/index.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkConfig, type Config, ConfigError, type ConfigPurpose, type ConfigRule, describeSettings, loadConfig } from '../../src/config/index.js';
+import { startupChecks } from '../../src/app/startup-checks.js';
 
-function problemsOf(env: Record<string, string>, purpose?: ConfigPurpose): string[] {
+function problemsOf(env: Record<string, string>, purpose?: ConfigPurpose, checks: readonly ConfigRule<Config>[] = []): string[] {
   try {
-    loadConfig(env, purpose);
+    loadConfig(env, purpose, checks);
     return [];
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
@@ -81,6 +85,28 @@ describe('which rules a process needs', () => {
       expect((error as ConfigError).problems.map((p) => p.split(' ')[0])).toEqual(['PUBLIC_BASE_URL', 'HEADERS_TIMEOUT_MS', 'SESSION_SECRET', 'OAUTH_CLIENT_SECRET']);
     }
     expect(() => checkConfig(loadConfig({ STAMPGATE_ENV: 'production', PUBLIC_BASE_URL: 'https://scores.example.org' }), ['api'])).not.toThrow();
+  });
+});
+
+describe('checks of files a setting names (startupChecks)', () => {
+  it('joins a broken STAMP_CATALOGUE_FILE to the list, for serve and worker alike', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stampgate-catalogue-'));
+    try {
+      const file = join(dir, 'catalogue.json');
+      writeFileSync(file, '{"threshold": "twenty", "platforms": []}');
+      const broken = `STAMP_CATALOGUE_FILE=${JSON.stringify(file)} is not a usable stamp catalogue`;
+      expect(problemsOf({ STAMP_CATALOGUE_FILE: file, PORT: 'x' }, 'worker', startupChecks)).toEqual([
+        expect.stringMatching(/^PORT="x"/),
+        expect.stringContaining(broken),
+      ]);
+      expect(problemsOf({ STAMP_CATALOGUE_FILE: join(dir, 'missing.json') }, 'serve', startupChecks)).toEqual([
+        expect.stringMatching(/is not a usable stamp catalogue: cannot read the file .*; for example STAMP_CATALOGUE_FILE=\.\/stamp-catalogue\.json/),
+      ]);
+      // The shipped catalogue, when the variable is unset, is not read twice nor refused.
+      expect(problemsOf({}, 'serve', startupChecks)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
