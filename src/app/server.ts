@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './container.js';
-import { type Config, ConfigError } from '../config/index.js';
+import { checkConfig, type Config, ConfigError, HOST_REQUIRED } from '../config/index.js';
 import { registerEmptyStringsAsAbsent } from '../http/empty-strings.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError } from '../http/errors.js';
 import { registerHealthRoutes } from '../http/health.js';
@@ -31,15 +31,10 @@ export interface BuildOptions {
 }
 
 export async function buildServer(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  // `stampgate serve` has checked these while loading its configuration (every problem at once);
+  // tools and tests build the API from a configuration loaded for no particular purpose.
+  checkConfig(ctx.config, ['api']);
   keepFreedMemoryInHeap();
-  if (ctx.config.env === 'production' && ctx.config.publicBaseUrl === null) {
-    // Otherwise the service's own origin would come from the Host and X-Forwarded-* headers, which
-    // callers control: a SIWE message signed for another site would be accepted here, and login
-    // redirects and pagination links would point wherever the request said.
-    throw new ConfigError([
-      'PUBLIC_BASE_URL must be set in production: wallet sign-in, the grant team login and pagination links are bound to it',
-    ]);
-  }
   const app = Fastify({
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger ?? createLogger(ctx.config.logLevel) }),
     bodyLimit: ctx.config.bodyLimitBytes,
@@ -124,9 +119,8 @@ export function metricsListenerOf(app: FastifyInstance): FastifyInstance | null 
  */
 export function listenHost(config: Config): string {
   if (config.host !== null) return config.host;
-  if (config.env === 'production') {
-    throw new ConfigError(['HOST must be set in production: the interface to listen on, such as 0.0.0.0 (every interface) or 127.0.0.1 (this machine only)']);
-  }
+  // Reached only by a tool that binds a configuration not loaded to serve: `serve` and `worker` refuse it at load.
+  if (config.env === 'production') throw new ConfigError([HOST_REQUIRED]);
   return '127.0.0.1';
 }
 
@@ -142,14 +136,10 @@ export async function listen(app: FastifyInstance, config: Config): Promise<void
  * or never finishes its body, holds a connection (and its memory) for as long as it likes. Node
  * looks for overdue connections every `connectionsCheckingInterval` (30 s by default), which
  * would stretch a 10 s headers timeout to 40 s: look at least every second. Responses: the
- * answers of one event-loop turn are written together (CoalescedResponse).
+ * answers of one event-loop turn are written together (CoalescedResponse). HEADERS_TIMEOUT_MS is
+ * at most REQUEST_TIMEOUT_MS (a configuration rule, checked by `buildServer`).
  */
 function serverOptions(config: Config) {
-  if (config.headersTimeoutMs > config.requestTimeoutMs) {
-    throw new ConfigError([
-      `HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}): the headers are part of the request`,
-    ]);
-  }
   return {
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,

@@ -1,5 +1,5 @@
 /** Batch scoring settings: sizes, the per-tier daily quota, the batch worker. */
-import { BadValue, integer, type Settings } from './parse.js';
+import { BadValue, forExample, integer, type Settings } from './parse.js';
 
 export interface BatchConfig {
   batchSyncMaxAddresses: number;
@@ -19,7 +19,7 @@ function tierList(name: string, fallback: [number, number, number, number]) {
     if (raw === undefined || raw.trim() === '') return fallback;
     const items = raw.split(',').map((item) => item.trim());
     if (items.length !== 4 || items.some((item) => !/^\d{1,12}$/.test(item))) {
-      throw new BadValue(`${name}=${JSON.stringify(raw)} must be four whole numbers separated by commas (tiers 1 to 4)`);
+      throw new BadValue(`${name}=${JSON.stringify(raw)} must be four whole numbers separated by commas (tiers 1 to 4)${forExample(name, fallback.join(','))}`);
     }
     return items.map(Number) as [number, number, number, number];
   };

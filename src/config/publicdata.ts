@@ -1,5 +1,9 @@
 /** Public data API settings: caching, budgets, OAuth login, the legacy bounty reader. */
-import { BadValue, integer, optionalContractAddress, optionalText, optionalUrl, type Settings, urlWithDefault } from './parse.js';
+import { BadValue, type ConfigRule, forExample, integer, optionalContractAddress, optionalText, optionalUrl, type Settings, urlWithDefault } from './parse.js';
+import type { ServerConfig } from './server.js';
+
+/** A generated secret rather than a literal one, which would be copied into real deployments. */
+const SESSION_SECRET_EXAMPLE = forExample('SESSION_SECRET', '$(openssl rand -base64 32)');
 
 export interface PublicDataConfig {
   publicCacheTtlSeconds: number;
@@ -48,7 +52,7 @@ export const publicdataSettings: Settings<PublicDataConfig> = {
     defaultText: '(random per process in development)',
     parse: (raw) => {
       const value = optionalText(raw);
-      if (value !== null && value.length < 32) throw new BadValue('SESSION_SECRET must be at least 32 characters');
+      if (value !== null && value.length < 32) throw new BadValue(`SESSION_SECRET must be at least 32 characters${SESSION_SECRET_EXAMPLE}`);
       return value;
     },
   },
@@ -64,7 +68,7 @@ export const publicdataSettings: Settings<PublicDataConfig> = {
   oauthClientSecret: {
     key: 'oauthClientSecret',
     name: 'OAUTH_CLIENT_SECRET',
-    description: 'OAuth 2.0 client secret of the code-hosting login',
+    description: 'OAuth 2.0 client secret of the code-hosting login; required when OAUTH_CLIENT_ID is set',
     defaultText: '(unset)',
     parse: optionalText,
   },
@@ -117,3 +121,25 @@ export const publicdataSettings: Settings<PublicDataConfig> = {
     parse: optionalContractAddress('LEGACY_BOUNTY_INDEX_ADDRESS'),
   },
 };
+
+/** The grant team login served without what it needs. CLI commands that serve nothing are not affected. */
+export const publicdataRules: ConfigRule<PublicDataConfig & Pick<ServerConfig, 'env' | 'publicDataApiEnabled'>>[] = [
+  {
+    // In production the cookie secret must be the same across restarts and processes: a random
+    // one per process would sign every user out at each restart and on every other replica.
+    scope: 'api',
+    reads: ['publicDataApiEnabled', 'oauthClientId', 'env', 'sessionSecret'],
+    check: (config) =>
+      config.publicDataApiEnabled && config.oauthClientId !== null && config.env === 'production' && config.sessionSecret === null
+        ? `SESSION_SECRET must be set (at least 32 characters) in production when OAUTH_CLIENT_ID enables the grant team login${SESSION_SECRET_EXAMPLE}`
+        : null,
+  },
+  {
+    scope: 'api',
+    reads: ['publicDataApiEnabled', 'oauthClientId', 'oauthClientSecret'],
+    check: (config) =>
+      config.publicDataApiEnabled && config.oauthClientId !== null && config.oauthClientSecret === null
+        ? `OAUTH_CLIENT_SECRET must be set when OAUTH_CLIENT_ID is set: the secret the code host issued with that client id${forExample('OAUTH_CLIENT_SECRET', '0123456789abcdef0123456789abcdef01234567')}`
+        : null,
+  },
+];

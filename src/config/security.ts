@@ -1,5 +1,5 @@
 /** Limits and network hardening: intake limits, proxies, timeouts, metrics exposure. */
-import { chainIdList, flag, integer, isProduction, proxyList, type Settings } from './parse.js';
+import { chainIdList, type ConfigRule, flag, forExample, integer, isProduction, proxyList, type Settings } from './parse.js';
 
 export interface SecurityConfig {
   maxStampsPerRequest: number;
@@ -87,7 +87,7 @@ export const securitySettings: Settings<SecurityConfig> = {
   headersTimeoutMs: {
     key: 'headersTimeoutMs',
     name: 'HEADERS_TIMEOUT_MS',
-    description: 'Longest time a client may take to send the request headers (slow-loris clients are cut off)',
+    description: 'Longest time a client may take to send the request headers, at most REQUEST_TIMEOUT_MS (slow-loris clients are cut off)',
     defaultText: '10000',
     parse: integer('HEADERS_TIMEOUT_MS', 100, 3_600_000, 10_000),
   },
@@ -113,7 +113,7 @@ export const securitySettings: Settings<SecurityConfig> = {
     name: 'METRICS_PORT',
     description: 'Port of a listener of its own (on HOST) that serves only `/metrics`, for the monitoring network; unset = none (0 = any free port)',
     defaultText: '(unset)',
-    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('METRICS_PORT', 0, 65535, 0)(raw)),
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('METRICS_PORT', 0, 65535, 9100)(raw)),
   },
 
   metricsPublic: {
@@ -132,3 +132,16 @@ export const securitySettings: Settings<SecurityConfig> = {
     parse: integer('BODY_MAX_DEPTH', 8, 10_000, 64),
   },
 };
+
+export const securityRules: ConfigRule<SecurityConfig>[] = [
+  {
+    // Node's HTTP server would cut every request off at the shorter of the two anyway.
+    scope: 'api',
+    reads: ['headersTimeoutMs', 'requestTimeoutMs'],
+    check: ({ headersTimeoutMs, requestTimeoutMs }) =>
+      headersTimeoutMs > requestTimeoutMs
+        ? `HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${requestTimeoutMs}): the headers are part of the request` +
+          forExample('HEADERS_TIMEOUT_MS', String(Math.min(10_000, requestTimeoutMs)))
+        : null,
+  },
+];

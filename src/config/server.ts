@@ -1,5 +1,20 @@
 /** Process, HTTP server and shared infrastructure settings. */
-import { BadValue, flag, iconBaseUrl, integer, isProduction, oneOf, optionalText, originList, publicBaseUrl, type Settings } from './parse.js';
+import { isIP } from 'node:net';
+import {
+  BadValue,
+  type ConfigRule,
+  flag,
+  forExample,
+  iconBaseUrl,
+  integer,
+  isProduction,
+  oneOf,
+  optionalText,
+  originList,
+  publicBaseUrl,
+  PUBLIC_BASE_URL_EXAMPLE,
+  type Settings,
+} from './parse.js';
 
 export type Environment = 'development' | 'production';
 
@@ -21,6 +36,27 @@ export interface ServerConfig {
   redisUrl: string | null;
   metricsEnabled: boolean;
   workerPort: number | null;
+}
+
+const HOST_EXAMPLE = forExample('HOST', '0.0.0.0');
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/** What production refuses to bind without (and `listenHost` says when a tool binds regardless). */
+export const HOST_REQUIRED =
+  `HOST must be set in production: the interface to listen on, such as 0.0.0.0 (every interface) or 127.0.0.1 (this machine only)${HOST_EXAMPLE}`;
+
+/**
+ * An IP address or a host name, as `listen` takes it: a port (`0.0.0.0:8000`) or brackets
+ * (`[::1]`) would otherwise surface only as a lookup failure once everything else has started.
+ */
+function listenHost(raw: string | undefined, env: NodeJS.ProcessEnv): string | null {
+  if (raw === undefined || raw.trim() === '') return isProduction(env) ? null : '127.0.0.1';
+  const value = raw.trim();
+  const dottedNumbers = /^[\d.]+$/.test(value);
+  if (isIP(value) === 0 && (dottedNumbers || !HOST_NAME.test(value))) {
+    throw new BadValue(`HOST=${JSON.stringify(raw)} is not an IP address or host name (without a port or brackets)${HOST_EXAMPLE}`);
+  }
+  return value;
 }
 
 export const serverSettings: Settings<ServerConfig> = {
@@ -47,7 +83,7 @@ export const serverSettings: Settings<ServerConfig> = {
     description:
       'Interface the HTTP server binds to (`0.0.0.0` for every interface, as a container needs). Required in production; in development unset = `127.0.0.1` (this machine only)',
     defaultText: '127.0.0.1 (development); required in production',
-    parse: (raw, env) => (raw === undefined || raw.trim() === '' ? (isProduction(env) ? null : '127.0.0.1') : raw.trim()),
+    parse: listenHost,
   },
 
   publicBaseUrl: {
@@ -138,7 +174,9 @@ export const serverSettings: Settings<ServerConfig> = {
     defaultText: '(unset)',
     parse: (raw) => {
       const value = optionalText(raw);
-      if (value !== null && !/^rediss?:\/\/.+/.test(value)) throw new BadValue(`REDIS_URL=${JSON.stringify(raw)} must start with redis:// or rediss://`);
+      if (value !== null && !/^rediss?:\/\/.+/.test(value)) {
+        throw new BadValue(`REDIS_URL=${JSON.stringify(raw)} must start with redis:// or rediss://${forExample('REDIS_URL', 'redis://127.0.0.1:6379')}`);
+      }
       return value;
     },
   },
@@ -157,6 +195,27 @@ export const serverSettings: Settings<ServerConfig> = {
     description:
       'Port on which `stampgate worker` serves `/metrics` and `/health/*` (on HOST) for monitoring; unset = a worker serves no HTTP',
     defaultText: '(unset)',
-    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('WORKER_PORT', 1, 65535, 0)(raw)),
+    parse: (raw) => (raw === undefined || raw.trim() === '' ? null : integer('WORKER_PORT', 1, 65535, 9101)(raw)),
   },
 };
+
+export const serverRules: ConfigRule<ServerConfig>[] = [
+  {
+    // HOST makes the operator say whether the service is reachable from other machines. Only where
+    // a process binds: tools may build a production app without listening.
+    scope: 'bind',
+    reads: ['host'],
+    check: (config) => (config.host === null ? HOST_REQUIRED : null),
+  },
+  {
+    // Otherwise the service's own origin would come from the Host and X-Forwarded-* headers, which
+    // callers control: a SIWE message signed for another site would be accepted here, and login
+    // redirects and pagination links would point wherever the request said.
+    scope: 'api',
+    reads: ['env', 'publicBaseUrl'],
+    check: (config) =>
+      config.env === 'production' && config.publicBaseUrl === null
+        ? `PUBLIC_BASE_URL must be set in production: wallet sign-in, the grant team login and pagination links are bound to it${PUBLIC_BASE_URL_EXAMPLE}`
+        : null,
+  },
+];

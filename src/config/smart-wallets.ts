@@ -1,6 +1,6 @@
 /** Smart-wallet signature settings: the endpoint that checks ERC-1271 and ERC-6492 signatures. */
 import { DEFAULT_MAX_SIGNATURE_BYTES } from '../chain/wallet-signatures.js';
-import { httpUrl, integer, optionalUrl, type Settings } from './parse.js';
+import { httpUrl, integer, optionalUrl, RPC_URL_EXAMPLE, type Settings } from './parse.js';
 
 export interface SmartWalletConfig {
   smartWalletRpcUrl: string | null;
@@ -21,7 +21,7 @@ export const smartWalletSettings: Settings<SmartWalletConfig> = {
     defaultText: 'ETH_RPC_URL if set',
     parse: (raw, env) => {
       if (raw !== undefined && raw.trim().toLowerCase() === 'off') return null;
-      if (raw !== undefined && raw.trim() !== '') return httpUrl('SMART_WALLET_RPC_URL', raw);
+      if (raw !== undefined && raw.trim() !== '') return httpUrl('SMART_WALLET_RPC_URL', raw, RPC_URL_EXAMPLE);
       // Same chain, same endpoint: an operator who set one for the bounty read need not repeat it.
       return optionalUrl('ETH_RPC_URL')(env.ETH_RPC_URL);
     },

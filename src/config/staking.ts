@@ -1,5 +1,5 @@
 /** Staking settings: the indexer and the stake routes. */
-import { BadValue, integer, optionalContractAddress, optionalUrl, type Settings } from './parse.js';
+import { BadValue, forExample, integer, optionalContractAddress, optionalUrl, type Settings } from './parse.js';
 
 export interface StakingConfig {
   governanceToken: string;
@@ -21,7 +21,7 @@ export const stakingSettings: Settings<StakingConfig> = {
     parse: (raw) => {
       if (raw === undefined || raw.trim() === '') return 'gtc';
       const value = raw.trim().toLowerCase();
-      if (!/^[a-z0-9]{1,20}$/.test(value)) throw new BadValue(`GOVERNANCE_TOKEN=${JSON.stringify(raw)} must be 1 to 20 letters or digits`);
+      if (!/^[a-z0-9]{1,20}$/.test(value)) throw new BadValue(`GOVERNANCE_TOKEN=${JSON.stringify(raw)} must be 1 to 20 letters or digits${forExample('GOVERNANCE_TOKEN', 'gtc')}`);
       return value;
     },
   },

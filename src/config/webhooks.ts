@@ -1,5 +1,5 @@
 /** Webhooks and the event feed. */
-import { BadValue, flag, integer, type Settings } from './parse.js';
+import { BadValue, flag, forExample, integer, type Settings } from './parse.js';
 
 export interface WebhooksConfig {
   webhookSecretKey: string | null;
@@ -14,7 +14,7 @@ export interface WebhooksConfig {
 
 function secretKey(raw: string | undefined): string | null {
   if (raw === undefined || raw.trim() === '') return null;
-  if (raw.trim().length < 32) throw new BadValue('WEBHOOK_SECRET_KEY must be at least 32 characters (for example `openssl rand -base64 32`)');
+  if (raw.trim().length < 32) throw new BadValue(`WEBHOOK_SECRET_KEY must be at least 32 characters${forExample('WEBHOOK_SECRET_KEY', '$(openssl rand -base64 32)')}`);
   return raw.trim();
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Config, ConfigError } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import { bountiesRepository } from './bounties/bounties.repository.js';
 import { bountyService } from './bounties/bounties.service.js';
@@ -14,29 +14,6 @@ import { importService, type ImportResult } from './import/import.service.js';
 import { oauthLogin } from './exports/oauth.js';
 import { legacyBountyReader } from '../chain/legacy-bounty.js';
 import { legacyBountyService } from './bounties/legacy-bounty.service.js';
-
-/** The settings `checkPublicDataConfig` reads. */
-export type PublicDataConfigChecked = Pick<Config, 'publicDataApiEnabled' | 'oauthClientId' | 'oauthClientSecret' | 'env' | 'sessionSecret'>;
-
-/**
- * Settings the public data API cannot be served with. In production the session
- * cookie secret must be stable across restarts and processes, so a configured
- * login without SESSION_SECRET refuses to start: `publicDataRoutes` calls this
- * while the server is built, and `stampgate serve` exits with code 2 and the
- * message (a ConfigError). CLI commands that serve nothing are not affected.
- */
-export function checkPublicDataConfig(config: PublicDataConfigChecked): void {
-  const problems: string[] = [];
-  if (config.publicDataApiEnabled && config.oauthClientId !== null) {
-    if (config.env === 'production' && config.sessionSecret === null) {
-      problems.push(
-        'SESSION_SECRET must be set (at least 32 characters) in production when OAUTH_CLIENT_ID enables the grant team login',
-      );
-    }
-    if (config.oauthClientSecret === null) problems.push('OAUTH_CLIENT_SECRET must be set when OAUTH_CLIENT_ID is set');
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-}
 
 export interface PublicDataOptions {
   /** Storage of cached responses; in memory (per process) by default. */

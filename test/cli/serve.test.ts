@@ -25,4 +25,18 @@ describe('stampgate serve start-up checks', () => {
     expect(run.code).not.toBe(0);
     expect(run.err).toContain('nope.json');
   });
+
+  it('lists a broken catalogue file with the other configuration problems, in one start', async () => {
+    const file = join(dir, 'catalogue.json');
+    writeFileSync(file, '{"threshold": 20,');
+    const run = await runCli(['serve'], { DATA_DIR: dir, STAMPGATE_ENV: 'production', STAMP_CATALOGUE_FILE: file, PORT: '0' });
+    expect(run.code).toBe(2);
+    expect(run.err.split('\n')).toEqual([
+      'Invalid configuration:',
+      expect.stringMatching(/^ {2}- HOST must be set in production/),
+      expect.stringMatching(/^ {2}- PUBLIC_BASE_URL must be set in production/),
+      expect.stringContaining(`  - STAMP_CATALOGUE_FILE=${JSON.stringify(file)} is not a usable stamp catalogue: invalid JSON at line 1`),
+    ]);
+    expect(run.err).toContain('; for example STAMP_CATALOGUE_FILE=./stamp-catalogue.json');
+  });
 });

@@ -7,6 +7,7 @@ import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config/index.js';
 import { ensureDemoSetup, type DemoSetup } from '../../scoring/accounts/demo-setup.js';
 import { buildServer, listen } from '../../app/server.js';
+import { startupChecks } from '../../app/startup-checks.js';
 import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
 import { ShutdownSignal } from '../shutdown.js';
@@ -31,7 +32,7 @@ export function serveCommand(program: Command, io: CliIo): void {
     .description('Run the HTTP server, a scoring worker and the staking indexer if configured (migrates the database first)')
     .option('--no-worker', 'serve HTTP only; scoring jobs are left to `stampgate worker` processes')
     .action(async (options: { worker: boolean }) => {
-      const config = loadConfig(io.env);
+      const config = loadConfig(io.env, 'serve', startupChecks);
       const logger = createLogger(config.logLevel);
       const shutdown = new ShutdownSignal();
       // Listening starts before the database answers: liveness 200, readiness 503 meanwhile.

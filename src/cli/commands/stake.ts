@@ -37,7 +37,8 @@ export function stakeCommand(program: Command, io: CliIo): void {
       const run = await withAppContext(io, async (ctx) => {
         if (!ctx.staking.indexer) {
           throw new ConfigError([
-            'STAKING_RPC_URL and STAKING_CONTRACT_ADDRESS must both be set to index staking events (or use `stampgate stake import FILE`)',
+            'STAKING_RPC_URL and STAKING_CONTRACT_ADDRESS must both be set to index staking events (or use `stampgate stake import FILE`); ' +
+              'for example STAKING_RPC_URL=https://rpc.example.org STAKING_CONTRACT_ADDRESS=0x0123456789abcdef0123456789abcdef01234567',
           ]);
         }
         return ctx.staking.indexer.runOnce({ fromBlock: options.fromBlock });

@@ -3,6 +3,7 @@ import { createLogger } from '../../logger.js';
 import { loadConfig } from '../../config/index.js';
 import { buildWorkerServer } from '../../app/worker-server.js';
 import { listenHost } from '../../app/server.js';
+import { startupChecks } from '../../app/startup-checks.js';
 import { startBackgroundWork } from '../background-work.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
@@ -13,7 +14,7 @@ export function workerCommand(program: Command, io: CliIo): void {
     .command('worker')
     .description('Run scoring workers and the staking indexer (no HTTP), until SIGTERM/SIGINT')
     .action(async () => {
-      const config = loadConfig(io.env);
+      const config = loadConfig(io.env, 'worker', startupChecks);
       const logger = createLogger(config.logLevel);
       const shutdown = new ShutdownSignal();
       const lifecycle = new ServiceLifecycle('starting');

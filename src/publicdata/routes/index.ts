@@ -4,7 +4,7 @@ import type { Config } from '../../config/index.js';
 import type { Redis } from 'ioredis';
 import type { RedisWatch } from '../../db/redis.js';
 import { registerIpRateLimit } from '../../http/rate-limit.js';
-import { checkPublicDataConfig, type PublicDataConfigChecked, type PublicDataModule } from '../publicdata.module.js';
+import type { PublicDataModule } from '../publicdata.module.js';
 import { bountiesRoute } from '../bounties/routes/bounties.js';
 import { exportRoutes } from '../exports/routes/exports.js';
 import { grantsRoute } from '../grants/routes/grants.js';
@@ -16,7 +16,7 @@ const MINUTE_MS = 60_000;
 /** What the public data API is served with. */
 export interface PublicDataRouteDeps {
   publicData: PublicDataModule;
-  config: Pick<Config, 'publicBaseUrl' | 'publicRateLimitPerMinute'> & PublicDataConfigChecked;
+  config: Pick<Config, 'publicBaseUrl' | 'publicRateLimitPerMinute'>;
   /** Shares the per-address budget between processes; null counts per process. */
   redis: Redis | null;
   redisWatch: RedisWatch | null;
@@ -26,7 +26,6 @@ export interface PublicDataRouteDeps {
 
 /** The public data API: `/api/v0.1/…` and `/grants/…`. */
 export async function publicDataRoutes(app: FastifyInstance, deps: PublicDataRouteDeps): Promise<void> {
-  checkPublicDataConfig(deps.config);
   // Anonymous API: one budget per client address (request.ip, which honours only trusted proxies),
   // spent before anything else runs, shared by every process through Redis when REDIS_URL is set.
   await registerIpRateLimit(app, {

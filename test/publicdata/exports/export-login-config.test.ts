@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { createAppContext } from '../../../src/app/container.js';
 import { ConfigError, loadConfig } from '../../../src/config/index.js';
 import { safeNext } from '../../../src/publicdata/exports/oauth.js';
-import { checkPublicDataConfig } from '../../../src/publicdata/publicdata.module.js';
 import { buildServer } from '../../../src/app/server.js';
 import { createTestApp } from '../../helpers/app.js';
 import { openMigratedTestDatabase } from '../../helpers/databases.js';
@@ -32,15 +31,27 @@ describe('login configuration', () => {
     }
   });
 
-  it('checks the login settings', () => {
-    const base = { STAMPGATE_ENV: 'production', OAUTH_CLIENT_ID: 'id', OAUTH_CLIENT_SECRET: 'secret' };
-    expect(() => checkPublicDataConfig(loadConfig(base))).toThrow(ConfigError);
-    expect(() => checkPublicDataConfig(loadConfig(base))).toThrow(/SESSION_SECRET must be set/);
-    expect(() => checkPublicDataConfig(loadConfig({ ...base, SESSION_SECRET: 'x'.repeat(32) }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ ...base, STAMPGATE_ENV: 'development' }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ ...base, PUBLIC_DATA_API_ENABLED: 'false' }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ STAMPGATE_ENV: 'production' }))).not.toThrow();
-    expect(() => checkPublicDataConfig(loadConfig({ OAUTH_CLIENT_ID: 'id' }))).toThrow(/OAUTH_CLIENT_SECRET/);
+  it('checks the login settings when the API is served, and not for other commands', () => {
+    const served = { STAMPGATE_ENV: 'production', HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://passport.example.org' };
+    const base = { ...served, OAUTH_CLIENT_ID: 'id', OAUTH_CLIENT_SECRET: 'secret' };
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env, 'serve');
+        return [];
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+    };
+    expect(problemsOf(base)).toEqual([expect.stringMatching(/^SESSION_SECRET must be set .*; for example SESSION_SECRET=/)]);
+    expect(problemsOf({ ...base, SESSION_SECRET: 'x'.repeat(32) })).toEqual([]);
+    expect(problemsOf({ ...base, STAMPGATE_ENV: 'development' })).toEqual([]);
+    expect(problemsOf({ ...base, PUBLIC_DATA_API_ENABLED: 'false' })).toEqual([]);
+    expect(problemsOf(served)).toEqual([]);
+    expect(problemsOf({ OAUTH_CLIENT_ID: 'id' })).toEqual([expect.stringMatching(/^OAUTH_CLIENT_SECRET must be set .*; for example OAUTH_CLIENT_SECRET=/)]);
+    // Commands that serve nothing load the same settings without the rules of serving.
+    expect(() => loadConfig(base)).not.toThrow();
+    expect(() => loadConfig({ OAUTH_CLIENT_ID: 'id' })).not.toThrow();
   });
 });
 
