@@ -1,5 +1,5 @@
 /** The onchain layer: the attestation signer, the deployment file, RPC endpoints, the push sender. */
-import { BadValue, integer, optionalText, type Settings } from './parse.js';
+import { BadValue, forExample, integer, optionalText, type Settings } from './parse.js';
 
 export interface OnchainConfig {
   /** secp256k1 private key (0x + 64 hex) that signs attestation requests and offchain attestations; null: generated into DATA_DIR in development, the routes refuse in production. */
@@ -14,14 +14,15 @@ export interface OnchainConfig {
 }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
-const KEY_EXAMPLE = 'for example 0x followed by 64 hex digits, as `cast wallet new` or `openssl rand -hex 32` (with 0x) prints';
+// A secret's example is the command that makes one: a literal would be copied into deployments.
+const keyExample = (name: string) => forExample(name, '$(printf 0x%s $(openssl rand -hex 32))');
 
 function privateKey(name: string) {
   return (raw: string | undefined): string | null => {
     const text = optionalText(raw);
     if (text === null) return null;
-    if (!PRIVATE_KEY.test(text)) throw new BadValue(`${name} is not a secp256k1 private key; ${KEY_EXAMPLE}`);
-    if (/^0x0{64}$/.test(text)) throw new BadValue(`${name} is zero, which is not a private key; ${KEY_EXAMPLE}`);
+    if (!PRIVATE_KEY.test(text)) throw new BadValue(`${name} is not a secp256k1 private key (0x and 64 hex digits)${keyExample(name)}`);
+    if (/^0x0{64}$/.test(text)) throw new BadValue(`${name} is zero, which is not a private key${keyExample(name)}`);
     return text.toLowerCase();
   };
 }
@@ -34,7 +35,7 @@ export function onchainRpcUrls(_raw: string | undefined, env: NodeJS.ProcessEnv)
     if (!name.startsWith(RPC_PREFIX) || value === undefined || value.trim() === '') continue;
     const id = name.slice(RPC_PREFIX.length);
     if (!/^[1-9][0-9]{0,15}$/.test(id)) {
-      throw new BadValue(`${name}: the part after ${RPC_PREFIX} must be a chain id; for example ${RPC_PREFIX}10=https://mainnet.optimism.io`);
+      throw new BadValue(`${name}: the part after ${RPC_PREFIX} must be a chain id${forExample(`${RPC_PREFIX}10`, 'https://mainnet.optimism.io')}`);
     }
     let url: URL | null;
     try {
@@ -43,7 +44,7 @@ export function onchainRpcUrls(_raw: string | undefined, env: NodeJS.ProcessEnv)
       url = null;
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new BadValue(`${name} is not an http(s) URL; for example ${RPC_PREFIX}${id}=https://mainnet.optimism.io`);
+      throw new BadValue(`${name} is not an http(s) URL${forExample(name, 'https://mainnet.optimism.io')}`);
     }
     urls[Number(id)] = url.toString();
   }

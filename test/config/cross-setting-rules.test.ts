@@ -123,7 +123,8 @@ describe('HOST', () => {
 describe('every refused value names its setting and gives an example the setting takes', () => {
   const refusable = ['not valid!', '-1', '99999999999999999999', 'ftp://x', 'x,y', '0x12'];
 
-  it.each(describeSettings().map((s) => s.name))('%s', (name) => {
+  // A family of variables (ONCHAIN_RPC_URL_<chain id>) is no variable of its own: its members are tested below.
+  it.each(describeSettings().map((s) => s.name).filter((name) => !name.includes('<')))('%s', (name) => {
     for (const value of refusable) {
       for (const problem of problemsOf({ [name]: value })) {
         expect(problem.startsWith(name) || problem.startsWith(`${name}=`)).toBe(true);
@@ -134,6 +135,15 @@ describe('every refused value names its setting and gives an example the setting
         expect(problemsOf({ [name]: example! }), `${name}=${example}`).toEqual([]);
       }
     }
+  });
+
+  it('ONCHAIN_RPC_URL_<chain id>: a member that is no chain id or no URL is refused with an example that is taken', () => {
+    const [badId] = problemsOf({ ONCHAIN_RPC_URL_OP: 'https://rpc.example.org' });
+    expect(badId).toMatch(/^ONCHAIN_RPC_URL_OP: .*; for example ONCHAIN_RPC_URL_10=https:\/\/mainnet.optimism.io$/);
+    const [badUrl] = problemsOf({ ONCHAIN_RPC_URL_10: 'ftp://x' });
+    const example = /; for example (ONCHAIN_RPC_URL_10)=(\S+)/.exec(badUrl ?? '');
+    expect(example).not.toBeNull();
+    expect(problemsOf({ [example![1]!]: example![2]! })).toEqual([]);
   });
 
   it('refuses something of most settings (the check above is not vacuous)', () => {
