@@ -5,6 +5,7 @@ import { containsInsensitive, notIndexed, rowCount, type DialectName } from '../
 import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
 import { bountyBody, type BountyBodyRow, bountyListJsonOfBodies, escapedBase, jsonDate } from './bounty-json.js';
 import { pageJsonQuery } from './bounty-page-sql.js';
+import { COUNT_AHEAD } from '../values.js';
 
 export type BountyRow = BountiesTable;
 
@@ -61,11 +62,7 @@ const ORDER_PREFIX_LENGTH = 200;
 /** How much of each raw record the `raw_data` filter searches: the order prefix, so its index serves the search. */
 export const RAW_DATA_SEARCHED = ORDER_PREFIX_LENGTH;
 
-/**
- * `X-Total-Count` counts at most this many matches past the end of the page, then reports
- * `offset + limit + COUNT_AHEAD` (a lower bound): enough for the next link, at a bounded cost.
- */
-export const COUNT_AHEAD = 1000;
+export { COUNT_AHEAD };
 
 /** Substring filter columns with a small vocabulary, which a count filters through their stored values (migration 0021). */
 const VOCABULARY_COLUMNS = new Set<BountyTextColumn>(['experience_level', 'project_length', 'bounty_type']);
