@@ -53,6 +53,12 @@ export function checkText(name: string, value: string): string {
 /** Largest id a `pk` filter takes (the id columns are 32-bit integers on PostgreSQL). */
 export const MAX_ID = 2_147_483_647;
 
+/**
+ * A list's `X-Total-Count` counts at most this many matches past the end of the page, then reports
+ * `offset + limit + COUNT_AHEAD` (a lower bound): enough for the next link, at a bounded cost.
+ */
+export const COUNT_AHEAD = 1000;
+
 /** Deepest `offset` a public list accepts: each step deeper costs a row read, so deep paging goes through filters. */
 export const MAX_OFFSET = 10_000;
 

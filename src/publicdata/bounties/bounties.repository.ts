@@ -5,12 +5,14 @@ import { containsInsensitive, notIndexed, rowCount, type DialectName } from '../
 import type { BountiesTable, BountyBodiesTable, PublicDataTables } from '../../db/tables/public-data.js';
 import { bountyBody, type BountyBodyRow, bountyListJsonOfBodies, escapedBase, jsonDate } from './bounty-json.js';
 import { pageJsonQuery } from './bounty-page-sql.js';
+import { COUNT_AHEAD } from '../values.js';
 
 export type BountyRow = BountiesTable;
 
 /**
- * Columns a bounty list can be ordered by. Most have a `(column, id)` index
- * (migrations 0008 and 0010); the long free-text ones do not.
+ * Columns a bounty list can be ordered by, each through an index of its order key and id
+ * (migrations 0008, 0010, 0017 and 0024). Left out: the decimals' text (ordered by their keys)
+ * and the structured values the interface shows as objects or arrays.
  */
 export type BountyOrderColumn = Exclude<
   keyof BountiesTable & string,
@@ -18,13 +20,8 @@ export type BountyOrderColumn = Exclude<
   | 'value_in_eth'
   | 'value_in_usdt'
   | 'value_in_usdt_now'
-  | 'github_issue_number'
-  | 'keywords'
   | 'action_urls'
   | 'paid'
-  | 'fulfiller_address'
-  | 'fulfiller_email'
-  | 'fulfiller_github_username'
   | 'fulfiller_metadata'
   | 'balance'
   | 'token_value_in_usdt'
@@ -34,10 +31,11 @@ export type BountyOrderColumn = Exclude<
 >;
 
 /**
- * How a column marks "no value": SQL null, or the empty order key of the
- * 0008 decimal columns. Columns not listed always hold a value.
+ * How a column marks "no value": SQL null, or the empty text of the 0008 decimal order keys and of
+ * the two required texts the import fills with '' when the field is absent (`github_issue_number`
+ * of a URL without one, `keywords`). Columns not listed always hold a value.
  */
-const EMPTY_MEANS_ABSENT = new Set<BountyOrderColumn>(['value_in_eth_sort', 'value_in_usdt_sort', 'value_in_usdt_now_sort']);
+const EMPTY_MEANS_ABSENT = new Set<BountyOrderColumn>(['value_in_eth_sort', 'value_in_usdt_sort', 'value_in_usdt_now_sort', 'github_issue_number', 'keywords']);
 const NOT_NULL = new Set<BountyOrderColumn>([
   'id', 'title', 'github_url', 'github_org_name', 'github_repo_name', 'created_on', 'modified_on', 'web3_created', 'expires_date',
   'value_in_token_sort', 'token_name', 'bounty_type', 'project_length', 'experience_level', 'current_bounty', 'status', 'is_open',
@@ -49,7 +47,14 @@ const NOT_NULL = new Set<BountyOrderColumn>([
  * index of that prefix (migration 0010); a full-text order could not use an
  * index on PostgreSQL, whose btree entries stop at about 2.7 kB.
  */
-const PREFIX_ORDERED = new Set<BountyOrderColumn>(['raw_data', 'issue_description', 'metadata', 'privacy_preferences']);
+const PREFIX_ORDERED = new Set<BountyOrderColumn>(['raw_data', 'issue_description', 'metadata', 'privacy_preferences', 'keywords']);
+
+/**
+ * Ordered by length first, then by code point (migration 0024's `(length, text, id)` index): the
+ * issue number is text, but holds a whole number wherever the import took it from the issue URL,
+ * and those then sort as numbers (9 before 10).
+ */
+const LENGTH_FIRST = new Set<BountyOrderColumn>(['github_issue_number']);
 
 /** Characters of long free text an order compares (migration 0010 indexes this prefix). */
 const ORDER_PREFIX_LENGTH = 200;
@@ -57,11 +62,7 @@ const ORDER_PREFIX_LENGTH = 200;
 /** How much of each raw record the `raw_data` filter searches: the order prefix, so its index serves the search. */
 export const RAW_DATA_SEARCHED = ORDER_PREFIX_LENGTH;
 
-/**
- * `X-Total-Count` counts at most this many matches past the end of the page, then reports
- * `offset + limit + COUNT_AHEAD` (a lower bound): enough for the next link, at a bounded cost.
- */
-export const COUNT_AHEAD = 1000;
+export { COUNT_AHEAD };
 
 /** Substring filter columns with a small vocabulary, which a count filters through their stored values (migration 0021). */
 const VOCABULARY_COLUMNS = new Set<BountyTextColumn>(['experience_level', 'project_length', 'bounty_type']);
@@ -236,9 +237,16 @@ export function bountiesRepository(db: Db, dialect: DialectName, reads: ReadRunn
     return PREFIX_ORDERED.has(column) ? sql`substr(${sql.ref(column)}, 1, ${sql.lit(ORDER_PREFIX_LENGTH)})` : sql.ref(column);
   }
 
+  /** The expressions a list sorts by, before the id that breaks ties: an index's leading columns. */
+  function orderKeys(column: BountyOrderColumn) {
+    return LENGTH_FIRST.has(column) ? [sql`length(${sql.ref(column)})`, sql.ref(column)] : [orderKey(column)];
+  }
+
   /** Rows with / without a value in the order column (null, or an empty order key), as a range of its index. */
   function hasValue(column: BountyOrderColumn, present: boolean) {
-    if (EMPTY_MEANS_ABSENT.has(column)) return (eb: Eb) => eb(sql.ref(column), present ? '>' : '=', '');
+    // The leading column of the (length, text, id) index, so both walks are ranges of it.
+    if (LENGTH_FIRST.has(column)) return (eb: Eb) => eb(sql`length(${sql.ref(column)})`, present ? '>' : '=', 0);
+    if (EMPTY_MEANS_ABSENT.has(column)) return (eb: Eb) => eb(orderKey(column), present ? '>' : '=', '');
     return (eb: Eb) => eb(orderKey(column), present ? 'is not' : 'is', null);
   }
 
@@ -251,7 +259,9 @@ export function bountiesRepository(db: Db, dialect: DialectName, reads: ReadRunn
     let query = filtered(filter, now);
     if (!NOT_NULL.has(filter.orderBy)) query = query.where(hasValue(filter.orderBy, true));
     const direction = filter.descending ? 'desc' : 'asc';
-    return query.select('id').orderBy(orderKey(filter.orderBy), direction).orderBy('id', direction).limit(rowCount(dialect, filter.limit)).offset(rowCount(dialect, filter.offset));
+    let ordered = query.select('id');
+    for (const key of orderKeys(filter.orderBy)) ordered = ordered.orderBy(key, direction);
+    return ordered.orderBy('id', direction).limit(rowCount(dialect, filter.limit)).offset(rowCount(dialect, filter.offset));
   }
 
   /** The capped count of `X-Total-Count` (see COUNT_AHEAD): from the filter columns of an index, never the table. */

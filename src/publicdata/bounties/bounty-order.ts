@@ -1,8 +1,8 @@
 import type { BountyOrderColumn } from './bounties.repository.js';
 
 /**
- * `order_by` names (the wire names) and the column each sorts by: this
- * service's own fields, then every name of the original service's public
+ * `order_by` names (the wire names) and the column each sorts by: every
+ * scalar field of the interface's Bounty table, then every name of the original service's public
  * client (48 names; `idx_*` sort by the field they index, `_val_usd_db` by
  * `value_in_usdt`, decimals by their order key, `interested` by the number of
  * interested workers).
@@ -30,6 +30,14 @@ export const BOUNTY_ORDER_FIELDS: Record<string, BountyOrderColumn> = {
   value_in_eth: 'value_in_eth_sort',
   value_in_usdt: 'value_in_usdt_sort',
   value_in_usdt_now: 'value_in_usdt_now_sort',
+  github_issue_number: 'github_issue_number',
+  keywords: 'keywords',
+  fulfiller_address: 'fulfiller_address',
+  fulfiller_email: 'fulfiller_email',
+  fulfiller_github_username: 'fulfiller_github_username',
+  // The url is the base URL and the pk; `now` is the same for every bounty of a list, so its ties (by pk) are the order.
+  url: 'id',
+  now: 'id',
   // The original client's names not listed above.
   web3_type: 'web3_type',
   token_address: 'token_address',

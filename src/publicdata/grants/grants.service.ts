@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { GrantSchema } from './grant.schema.js';
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import { type CachedDocument, cachePrefix, type PublicCache } from '../cache.js';
+import { type CachedDocument, cachePrefix, CountedList, type PublicCache } from '../cache.js';
 import type { GrantListFilter, GrantRow, GrantsRepository } from './grants.repository.js';
 import { renderProfile } from '../profiles.js';
 import { checkPaging, checkText, parseStoredJson } from '../values.js';
@@ -78,10 +78,19 @@ export function grantService(grants: GrantsRepository, cache: PublicCache) {
   }
 
   return {
-    /** The active grants matching the query, as a cached JSON document. */
+    /**
+     * The active grants matching the query, as a cached JSON document with their total (see
+     * `GrantsRepository.countActive`). A page that is not full gives the total itself, as the
+     * bounty list's does, unless it is empty past the first page (the offset may be past the end).
+     */
     async list(query: GrantListQuery): Promise<CachedDocument> {
       const filter = parseGrantQuery(query);
-      return cache.document(`${cachePrefix.grants}${JSON.stringify(filter)}`, async () => render(await grants.listActive(filter)));
+      return cache.document(`${cachePrefix.grants}${JSON.stringify(filter)}`, async () => {
+        const rows = await grants.listActive(filter);
+        const short = rows.length < filter.limit && (rows.length > 0 || filter.offset === 0);
+        const total = short ? filter.offset + rows.length : await grants.countActive(filter);
+        return new CountedList(await render(rows), total);
+      });
     },
   };
 }

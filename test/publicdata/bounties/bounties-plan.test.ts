@@ -61,6 +61,27 @@ describe.each(databaseKinds)('bounty list query plans on %s (bench seed)', (kind
     expect(await plan({ github_url: 'https://github.com/ethereum/core/issues/1' })).toContain('bounties_github_url_idx');
   });
 
+  // The fields order_by took last (migration 0024): each walks its own index in both directions, no sort.
+  const lastOrderFields: [string, string][] = [
+    ['github_issue_number', 'bounties_github_issue_number_idx'],
+    ['keywords', 'bounties_keywords_prefix_idx'],
+    ['fulfiller_address', 'bounties_fulfiller_address_idx'],
+    ['fulfiller_email', 'bounties_fulfiller_email_idx'],
+    ['fulfiller_github_username', 'bounties_fulfiller_github_username_idx'],
+  ];
+  it.each(lastOrderFields)('orders by %s through %s, without sorting', async (field, index) => {
+    for (const order of [field, `-${field}`]) {
+      const text = await plan({ order_by: order });
+      if (kind === 'sqlite') {
+        expect(text, order).toMatch(new RegExp(`USING (COVERING )?INDEX ${index} `));
+        expect(text, order).not.toContain('TEMP B-TREE');
+      } else {
+        expect(text, order).toMatch(new RegExp(`Index (Only )?Scan (Backward )?using ${index}`));
+        expect(text, order).not.toMatch(/\bSort\b/);
+      }
+    }
+  });
+
   // The original client's selective filters (values the seed makes rare) are index lookups, not scans.
   const clientFilters: [string, Partial<BountyListQuery>, RegExp, RegExp][] = [
     ['idx_status', { idx_status: 'submitted' }, /SEARCH bounties USING INDEX bounties_status_idx \(status=\?\)/, /Index Scan on bounties_status_idx/],

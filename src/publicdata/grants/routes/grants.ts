@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../../config/index.js';
 import { typed } from '../../../http/typebox.js';
 import type { PublicDataModule } from '../../publicdata.module.js';
 import { errorResponses } from '../../../http/errors.js';
@@ -7,7 +8,8 @@ import { Integer, LimitSchema } from '../../../http/schemas.js';
 import { MAX_ID } from '../../values.js';
 import { GrantSchema } from '../grant.schema.js';
 import { PublicOffsetSchema, QueryText } from '../../publicdata.schema.js';
-import { sendDocument } from '../../routes/http-cache.js';
+import { baseUrlOf } from '../../routes/http-cache.js';
+import { listHeaders, sendList } from '../../routes/list-headers.js';
 
 const Query = Type.Object({
   title: Type.Optional(QueryText(500, 'Exact title, any case.')),
@@ -24,6 +26,7 @@ const Query = Type.Object({
 /** What the grant list route reads. */
 export interface GrantsRouteDeps {
   publicData: Pick<PublicDataModule, 'grants' | 'cache'>;
+  config: Pick<Config, 'publicBaseUrl'>;
 }
 
 /** `GET /api/v0.1/grants/`. */
@@ -36,16 +39,20 @@ export function grantsRoute(instance: FastifyInstance, deps: GrantsRouteDeps): v
         tags: ['public data'],
         summary: 'Active grants with admin and team profiles',
         description:
-          'A JSON array of active grants by id. Filters combine with AND; unknown query parameters are ignored. ' +
+          'A JSON array of active grants by id (at most `limit`, 100 by default). Filters combine with AND; unknown query parameters are ignored. ' +
+          '`X-Total-Count` gives the number of matches and `Link: <…>; rel="next"` the next page. ' +
           'May be up to PUBLIC_CACHE_TTL seconds stale; carries ETag and answers If-None-Match with 304.',
         querystring: Query,
-        response: { 200: Type.Array(GrantSchema), ...errorResponses(400) },
+        response: { 200: { ...Type.Array(GrantSchema), headers: listHeaders('Grants') }, ...errorResponses(400) },
       },
     },
     async (request, reply) => {
       const q = request.query;
-      const document = await deps.publicData.grants.list({ ...q, limit: q.limit ?? 100, offset: q.offset ?? 0 });
-      return sendDocument(deps, request, reply, document);
+      const limit = q.limit ?? 100;
+      const offset = q.offset ?? 0;
+      const document = await deps.publicData.grants.list({ ...q, limit, offset });
+      sendList(deps, request, reply, document, baseUrlOf(deps, request), limit, offset);
+      return reply;
     },
   );
 }

@@ -146,7 +146,7 @@ describe.each(databaseKinds)('GET /api/v0.1/bounties/ on %s', (kind) => {
       expect(await ids('?is_open=true&order_by=-value_in_eth')).toEqual([2, 6, 1, 3]);
     });
 
-    it.each(['bogus', '-', 'url', 'now', 'fulfiller_email', 'interested_count', 'value_in_eth_sort', '--pk', 'constructor'])('refuses order_by=%s with 400 invalid_parameter', async (order) => {
+    it.each(['bogus', '-', 'interested_count', 'value_in_eth_sort', '--pk', 'constructor'])('refuses order_by=%s with 400 invalid_parameter', async (order) => {
       const res = await get(`?order_by=${order}`);
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({ detail: expect.stringContaining('order_by must be one of'), code: 'invalid_parameter' });
