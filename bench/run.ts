@@ -45,6 +45,7 @@ import type { RunningTarget } from './target.js';
 import { judge, verdictLines } from './verdicts.js';
 import { judgeAgainstBaseline, readBaselineOrExit } from './baseline.js';
 import { runWebhookCases } from './webhook-delivery.js';
+import { runWebhookFairnessCases } from './webhook-fairness.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -283,7 +284,9 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | 'webhooks'> => !c.startsWith('ceiling') && c !== 'webhooks');
+    const stampCases = settings.cases.filter(
+      (c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | 'webhooks' | 'webhook-fairness'> => !c.startsWith('ceiling') && !c.startsWith('webhook'),
+    );
     for (const name of ['ceiling', 'ceiling-large'] as const) if (settings.cases.includes(name)) records.push(await runCeiling(name));
 
     if (stampCases.length > 0) {
@@ -334,6 +337,8 @@ async function main(): Promise<number> {
       }
     }
     if (settings.cases.includes('webhooks')) records.push(...(await runWebhookCases(settings.databases, settings.postgresUrl, loadText)));
+    // Delays, not request rates: printed as PASS/FAIL lines and kept in the results file's set-up section.
+    if (settings.cases.includes('webhook-fairness')) setupInfo['webhook-fairness'] = await runWebhookFairnessCases(settings.databases, settings.postgresUrl);
   } catch (error) {
     problems.push(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {

@@ -7,6 +7,9 @@ export interface WebhooksConfig {
   webhookTimeoutMs: number;
   webhookExpiringLeadHours: number;
   webhookMaxPerScorer: number;
+  webhookEndpointsPerAccount: number;
+  webhookInflightPerAccount: number;
+  webhookManualRetriesPerDelivery: number;
   webhookDeliveryConcurrency: number;
   webhookPollMs: number;
   webhookRotationGraceHours: number;
@@ -54,6 +57,27 @@ export const webhooksSettings: Settings<WebhooksConfig> = {
     description: 'Most webhook endpoints one scorer may have; one more gets 409',
     defaultText: '10',
     parse: integer('WEBHOOK_MAX_PER_SCORER', 1, 1000, 10),
+  },
+  webhookEndpointsPerAccount: {
+    key: 'webhookEndpointsPerAccount',
+    name: 'WEBHOOK_ENDPOINTS_PER_ACCOUNT',
+    description: 'Most webhook endpoints one account may have over all its scorers; one more gets 409 (webhook_account_limit_reached)',
+    defaultText: '10',
+    parse: integer('WEBHOOK_ENDPOINTS_PER_ACCOUNT', 1, 10_000, 10),
+  },
+  webhookInflightPerAccount: {
+    key: 'webhookInflightPerAccount',
+    name: 'WEBHOOK_INFLIGHT_PER_ACCOUNT',
+    description: 'Most webhook attempts of one account in flight at once, over every worker process: endpoints that hang hold at most this many delivery slots',
+    defaultText: '4',
+    parse: integer('WEBHOOK_INFLIGHT_PER_ACCOUNT', 1, 1000, 4),
+  },
+  webhookManualRetriesPerDelivery: {
+    key: 'webhookManualRetriesPerDelivery',
+    name: 'WEBHOOK_MANUAL_RETRIES_PER_DELIVERY',
+    description: 'Most manual retries of one delivery (POST …/deliveries/{id}/retry); one more gets 409 (delivery_retry_limit_reached)',
+    defaultText: '5',
+    parse: integer('WEBHOOK_MANUAL_RETRIES_PER_DELIVERY', 0, 1000, 5),
   },
   webhookDeliveryConcurrency: {
     key: 'webhookDeliveryConcurrency',

@@ -88,6 +88,16 @@ export async function tryTransactionLock(dialect: DialectName, trx: Kysely<any>,
   return result.rows[0]?.locked === true;
 }
 
+/**
+ * Like tryTransactionLock, for one member (`id`) of a family of locks (`space`): true when this transaction now
+ * holds it, false when another one does; never waits. SQLite (one writer at a time) always holds it.
+ */
+export async function tryTransactionLockOf(dialect: DialectName, trx: Kysely<any>, space: number, id: number): Promise<boolean> {
+  if (dialect !== 'postgres') return true;
+  const result = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${space}::int, ${id}::int) as locked`.execute(trx);
+  return result.rows[0]?.locked === true;
+}
+
 /** First key of the score event log's advisory locks (the second is the scorer id). */
 const SCORE_EVENT_LOCK_SPACE = 0x5e0e;
 

@@ -1,6 +1,6 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { type Database, type Db, writeTransaction } from '../db/connection.js';
-import { lockSkippingLocked, tryTransactionLock } from '../db/dialect.js';
+import { type DialectName, lockSkippingLocked, tryTransactionLock, tryTransactionLockOf } from '../db/dialect.js';
 import type { WebhookDeliveriesTable } from '../db/tables/webhooks.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -29,6 +29,94 @@ export interface AttemptRecord {
 export type SettledState = 'delivered' | 'failed' | 'dead' | 'lost';
 
 const PENDING = ['queued', 'failed', 'running'] as const;
+// The key space of the per-account locks a claim takes on PostgreSQL (the second key is the account id).
+const ACCOUNT_CLAIM_LOCK_SPACE = 0x5748; // "WH"
+// Candidates a claim looks at before it gives up for now (each further one only when another worker raced it).
+const MOST_CLAIM_TRIES = 4;
+const RUNNING = sql.lit('running' as const);
+
+/** Attempts of the account's endpoints in flight now (running under a live lease), through the running index. */
+async function inFlightOfAccount(trx: Db, accountId: number, now: number): Promise<number> {
+  const { n } = await trx
+    .selectFrom('webhook_deliveries as r')
+    .innerJoin('webhook_endpoints as re', 're.id', 'r.endpoint_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('re.account_id', '=', accountId)
+    .where('r.state', '=', RUNNING)
+    .where('r.lease_expires_at', '>=', now)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/**
+ * The next delivery a claim should take (see claim), locked on PostgreSQL (rows other claims hold are skipped),
+ * passing over the accounts in `passed`. One query: its work grows with the enabled endpoints, not the backlog.
+ */
+async function claimCandidate(trx: Db, dialect: DialectName, now: number, inFlightPerAccount: number, passed: readonly number[]) {
+  let query = trx
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select(['d.id', 'd.state', 'd.attempts', 'e.account_id'])
+    // Each enabled endpoint's oldest pending delivery (its head), found through the pending index.
+    .where('d.id', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_endpoints as he')
+        .select((eb) =>
+          eb
+            .selectFrom('webhook_deliveries as h')
+            .select('h.id')
+            .whereRef('h.endpoint_id', '=', 'he.id')
+            .where('h.state', 'in', PENDING)
+            .orderBy('h.event_id')
+            .limit(1)
+            .as('head'),
+        )
+        .where('he.enabled', '=', 1),
+    )
+    .where('d.next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('d.state', '!=', 'running'), eb('d.lease_expires_at', '<', now)]))
+    // A manual retry can make an older delivery the head while a later one is still in flight.
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as r')
+            .select('r.id')
+            .whereRef('r.endpoint_id', '=', 'd.endpoint_id')
+            .where('r.state', '=', RUNNING)
+            .where('r.lease_expires_at', '>=', now)
+            .whereRef('r.id', '!=', 'd.id'),
+        ),
+      ),
+    )
+    // The account's attempts in flight, below its cap.
+    .where(
+      (eb) =>
+        eb
+          .selectFrom('webhook_deliveries as f')
+          .innerJoin('webhook_endpoints as fe', 'fe.id', 'f.endpoint_id')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .whereRef('fe.account_id', '=', 'e.account_id')
+          .where('f.state', '=', RUNNING)
+          .where('f.lease_expires_at', '>=', now),
+      '<',
+      inFlightPerAccount,
+    )
+    // Turns: the account served longest ago, then its endpoint served longest ago, then the due time.
+    .orderBy((eb) =>
+      eb
+        .selectFrom('webhook_endpoints as t')
+        .select((eb) => eb.fn.max('t.last_claim_turn').as('turn'))
+        .whereRef('t.account_id', '=', 'e.account_id'),
+    )
+    .orderBy('e.last_claim_turn')
+    .orderBy('d.next_attempt_at')
+    .orderBy('d.id')
+    .limit(1);
+  if (passed.length > 0) query = query.where('e.account_id', 'not in', passed);
+  // Only the delivery row is locked: the endpoint rows stay free for other claims and for settling.
+  return (dialect === 'postgres' ? query.forUpdate(['d']).skipLocked() : query).executeTakeFirst();
+}
 // The key of the advisory lock that lets one dispatcher at a time move outbox rows (see dispatch).
 const DISPATCH_LOCK_KEY = 0x57_45_42_48; // "WEBH"
 
@@ -94,53 +182,31 @@ export function deliveryQueueRepository(database: Database) {
     /**
      * Leases the next due delivery: queued, waiting for its retry time, or running under an expired lease (its
      * worker died), of an enabled endpoint, that is the oldest pending event of its endpoint (per-endpoint order)
-     * while no other attempt to that endpoint is in flight. PostgreSQL skips rows another claim holds, so two
-     * workers never take the same attempt. A delivery taken over from a dead worker gets an attempt row saying so.
+     * while no other attempt to that endpoint is in flight, of an account with fewer than `inFlightPerAccount`
+     * attempts in flight (counted over every worker). Fair by turns: the account whose latest claim is oldest goes
+     * first, within it the endpoint whose latest claim is oldest, and only then the due time, so a backlog of one
+     * account (hanging endpoints, a burst of events) waits behind everyone else's next delivery instead of ahead
+     * of it. PostgreSQL skips rows another claim holds, so two workers never take the same attempt, and the
+     * account's count is taken again under a per-account lock, so concurrent workers cannot pass the cap together.
+     * A delivery taken over from a dead worker gets an attempt row saying so.
      */
-    async claim(owner: string, now: number, leaseMs: number): Promise<ClaimedDelivery | undefined> {
+    async claim(owner: string, now: number, leaseMs: number, inFlightPerAccount: number): Promise<ClaimedDelivery | undefined> {
       return writeTransaction(database, async (trx) => {
-        const candidate = await lockSkippingLocked(
-          dialect,
-          trx
-            .selectFrom('webhook_deliveries as d')
-            .select(['d.id', 'd.state', 'd.attempts'])
-            // Each enabled endpoint's oldest pending delivery (its head), found through the pending index: the
-            // work per claim grows with the endpoints, not with the backlog.
-            .where('d.id', 'in', (eb) =>
-              eb
-                .selectFrom('webhook_endpoints as e')
-                .select((eb) =>
-                  eb
-                    .selectFrom('webhook_deliveries as h')
-                    .select('h.id')
-                    .whereRef('h.endpoint_id', '=', 'e.id')
-                    .where('h.state', 'in', PENDING)
-                    .orderBy('h.event_id')
-                    .limit(1)
-                    .as('head'),
-                )
-                .where('e.enabled', '=', 1),
-            )
-            .where('d.next_attempt_at', '<=', now)
-            .where((eb) => eb.or([eb('d.state', '!=', 'running'), eb('d.lease_expires_at', '<', now)]))
-            // A manual retry can make an older delivery the head while a later one is still in flight.
-            .where((eb) =>
-              eb.not(
-                eb.exists(
-                  eb
-                    .selectFrom('webhook_deliveries as r')
-                    .select('r.id')
-                    .whereRef('r.endpoint_id', '=', 'd.endpoint_id')
-                    .where('r.state', '=', 'running')
-                    .where('r.lease_expires_at', '>=', now)
-                    .whereRef('r.id', '!=', 'd.id'),
-                ),
-              ),
-            )
-            .orderBy('d.next_attempt_at')
-            .orderBy('d.id')
-            .limit(1),
-        ).executeTakeFirst();
+        const passed: number[] = [];
+        let candidate: { id: number; state: string; attempts: number; account_id: number } | undefined;
+        for (let tries = 0; tries < MOST_CLAIM_TRIES && !candidate; tries++) {
+          const found = await claimCandidate(trx, dialect, now, inFlightPerAccount, passed);
+          if (!found) return undefined;
+          // Another transaction claiming for this account holds the lock: its account is passed over this time.
+          if (
+            (await tryTransactionLockOf(dialect, trx, ACCOUNT_CLAIM_LOCK_SPACE, found.account_id)) &&
+            (dialect === 'sqlite' || (await inFlightOfAccount(trx, found.account_id, now)) < inFlightPerAccount)
+          ) {
+            candidate = found;
+          } else {
+            passed.push(found.account_id);
+          }
+        }
         if (!candidate) return undefined;
         if (candidate.state === 'running') {
           await trx
@@ -161,6 +227,11 @@ export function deliveryQueueRepository(database: Database) {
           .where('id', '=', candidate.id)
           .returningAll()
           .executeTakeFirstOrThrow();
+        const { turn } = await trx
+          .selectFrom('webhook_endpoints')
+          .select((eb) => eb(eb.fn.coalesce(eb.fn.max('last_claim_turn'), eb.lit(0)), '+', 1).as('turn'))
+          .executeTakeFirstOrThrow();
+        await trx.updateTable('webhook_endpoints').set({ last_claim_turn: Number(turn) }).where('id', '=', delivery.endpoint_id).execute();
         const endpoint = await trx
           .selectFrom('webhook_endpoints')
           .select(['id', 'scorer_id', 'url', 'secret_version', 'previous_secret_version', 'previous_secret_expires_at', 'failing_since'])

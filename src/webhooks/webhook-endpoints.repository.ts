@@ -30,20 +30,29 @@ export function webhookEndpointsRepository(database: Database) {
   const { db, dialect } = database;
   return {
     /**
-     * Inserts an endpoint unless the scorer has `max` already; null when it has. On PostgreSQL the scorer row is
-     * locked first so that concurrent registrations cannot both pass the count.
+     * Inserts an endpoint unless its scorer has `maxPerScorer` already (`scorer_full`) or its account has
+     * `maxPerAccount` over all its scorers (`account_full`). On PostgreSQL the account row is locked first, so
+     * that concurrent registrations of the account (on any of its scorers) cannot both pass the counts.
      */
-    async insertWithin(max: number, endpoint: NewEndpoint): Promise<WebhookEndpointRow | null> {
+    async insertWithin(
+      maxPerScorer: number,
+      maxPerAccount: number,
+      endpoint: NewEndpoint,
+    ): Promise<WebhookEndpointRow | 'scorer_full' | 'account_full'> {
       return writeTransaction(database, async (trx) => {
         if (dialect === 'postgres') {
-          await trx.selectFrom('scorers').select('id').where('id', '=', endpoint.scorerId).forUpdate().execute();
+          await trx.selectFrom('accounts').select('id').where('id', '=', endpoint.accountId).forUpdate().execute();
         }
-        const { n } = await trx
+        const { ofScorer, ofAccount } = await trx
           .selectFrom('webhook_endpoints')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('scorer_id', '=', endpoint.scorerId)
+          .select((eb) => [
+            eb.fn.sum<number>(eb.case().when('scorer_id', '=', endpoint.scorerId).then(1).else(0).end()).as('ofScorer'),
+            eb.fn.countAll<number>().as('ofAccount'),
+          ])
+          .where('account_id', '=', endpoint.accountId)
           .executeTakeFirstOrThrow();
-        if (Number(n) >= max) return null;
+        if (Number(ofScorer ?? 0) >= maxPerScorer) return 'scorer_full';
+        if (Number(ofAccount) >= maxPerAccount) return 'account_full';
         return trx
           .insertInto('webhook_endpoints')
           .values({
@@ -124,21 +133,38 @@ export function webhookEndpointsRepository(database: Database) {
 
     /**
      * Queues a delivery again now, with a fresh retry schedule, and enables its endpoint again (a manual retry
-     * says the receiver is fixed). `running` when an attempt is in flight; undefined when there is no such delivery.
+     * says the receiver is fixed). Idempotent while the delivery waits to be sent: one already `queued` is left as
+     * it is (`already_queued`, not counted). `running` when an attempt is in flight; `limit_reached` when the
+     * delivery was retried `maxManualRetries` times already; undefined when there is no such delivery.
      */
-    async retry(endpointId: number, deliveryId: number, now: number): Promise<'queued' | 'running' | undefined> {
+    async retry(
+      endpointId: number,
+      deliveryId: number,
+      now: number,
+      maxManualRetries: number,
+    ): Promise<'queued' | 'already_queued' | 'running' | 'limit_reached' | undefined> {
       return writeTransaction(database, async (trx) => {
-        const delivery = await trx
+        let query = trx
           .selectFrom('webhook_deliveries')
-          .select(['state', 'lease_expires_at'])
+          .select(['state', 'lease_expires_at', 'manual_retries', 'next_attempt_at'])
           .where('id', '=', deliveryId)
-          .where('endpoint_id', '=', endpointId)
-          .executeTakeFirst();
+          .where('endpoint_id', '=', endpointId);
+        if (dialect === 'postgres') query = query.forUpdate();
+        const delivery = await query.executeTakeFirst();
         if (!delivery) return undefined;
         if (delivery.state === 'running' && (delivery.lease_expires_at ?? 0) >= now) return 'running';
+        if (delivery.state === 'queued' && delivery.next_attempt_at <= now) return 'already_queued';
+        if (delivery.manual_retries >= maxManualRetries) return 'limit_reached';
         await trx
           .updateTable('webhook_deliveries')
-          .set({ state: 'queued', attempts: 0, next_attempt_at: now, lease_owner: null, lease_expires_at: null })
+          .set((eb) => ({
+            state: 'queued',
+            attempts: 0,
+            next_attempt_at: now,
+            lease_owner: null,
+            lease_expires_at: null,
+            manual_retries: eb('manual_retries', '+', 1),
+          }))
           .where('id', '=', deliveryId)
           .execute();
         await trx

@@ -11,6 +11,8 @@ import type { WebhookSecrets } from './webhook-secrets.js';
 export interface WebhookWorkerOptions {
   /** Deliveries in flight at once in this process (never two to one endpoint, whatever this is). */
   concurrency: number;
+  /** Attempts of one account in flight at once over every worker: its hanging endpoints hold no more slots. */
+  inFlightPerAccount: number;
   /** How often an idle worker looks for work of other processes and due retries. */
   pollMs: number;
   timeoutMs: number;
@@ -152,7 +154,7 @@ export class WebhookWorker extends EventEmitter {
       await yieldToEventLoop();
       let claim: ClaimedDelivery | undefined;
       try {
-        claim = await this.#deps.queue.claim(this.owner, this.#clock(), this.leaseMs);
+        claim = await this.#deps.queue.claim(this.owner, this.#clock(), this.leaseMs, this.#options.inFlightPerAccount);
       } catch (error) {
         this.emit('failure', error);
         return claimed;

@@ -34,6 +34,8 @@ export async function createWebhookServices(config: Config, database: Database, 
   const queue = deliveryQueueRepository(database);
   const endpoints = webhookService(webhookEndpointsRepository(database), options.accounts, secrets, {
     maxPerScorer: config.webhookMaxPerScorer,
+    maxPerAccount: config.webhookEndpointsPerAccount,
+    manualRetriesPerDelivery: config.webhookManualRetriesPerDelivery,
     checkTimeoutMs: Math.min(config.webhookTimeoutMs, 5000),
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     production,
@@ -53,6 +55,7 @@ export async function createWebhookServices(config: Config, database: Database, 
     },
     {
       concurrency: config.webhookDeliveryConcurrency,
+      inFlightPerAccount: config.webhookInflightPerAccount,
       pollMs: config.webhookPollMs,
       timeoutMs: config.webhookTimeoutMs,
       allowPrivateTargets: config.webhookAllowPrivateTargets,

@@ -14,6 +14,10 @@ import type {
 
 export interface WebhookServiceOptions {
   maxPerScorer: number;
+  /** Endpoints of one account over all its scorers. */
+  maxPerAccount: number;
+  /** Manual retries of one delivery (each gives it a fresh retry schedule, so they are limited). */
+  manualRetriesPerDelivery: number;
   /** Bound of the registration's DNS check (the request must not wait on a slow resolver for long). */
   checkTimeoutMs: number;
   allowPrivateTargets: boolean;
@@ -116,7 +120,7 @@ export function webhookService(
         { ok: false, refusal: { reason: 'unresolvable_host', host: hostOf(input.url) } },
       );
       if (!check.ok) throw new AppError('invalid_webhook_url', refusalSentence(check.refusal));
-      const row = await endpoints.insertWithin(options.maxPerScorer, {
+      const row = await endpoints.insertWithin(options.maxPerScorer, options.maxPerAccount, {
         accountId,
         scorerId: scorer.id,
         url: check.url.href,
@@ -124,8 +128,14 @@ export function webhookService(
         description: input.description?.trim() || null,
         now: clock(),
       });
-      if (!row) {
+      if (row === 'scorer_full') {
         throw new AppError('webhook_limit_reached', `Scorer ${scorer.id} has ${options.maxPerScorer} webhooks already; delete one first.`);
+      }
+      if (row === 'account_full') {
+        throw new AppError(
+          'webhook_account_limit_reached',
+          `This account has ${options.maxPerAccount} webhooks already over all its scorers; delete one first.`,
+        );
       }
       const view = toView(row);
       return {
@@ -177,9 +187,17 @@ export function webhookService(
 
     async retry(accountId: number, id: number, deliveryId: number): Promise<{ delivery_id: number; state: 'queued' }> {
       const endpoint = await endpointOf(accountId, id);
-      const result = isRowId(deliveryId) ? await endpoints.retry(endpoint.id, deliveryId, clock()) : undefined;
+      const result = isRowId(deliveryId)
+        ? await endpoints.retry(endpoint.id, deliveryId, clock(), options.manualRetriesPerDelivery)
+        : undefined;
       if (result === undefined) throw new AppError('delivery_not_found', `Webhook ${id} has no delivery ${deliveryId}.`);
       if (result === 'running') throw new AppError('delivery_in_progress', `Delivery ${deliveryId} is being attempted right now.`);
+      if (result === 'limit_reached') {
+        throw new AppError(
+          'delivery_retry_limit_reached',
+          `Delivery ${deliveryId} was retried ${options.manualRetriesPerDelivery} times already; it is not retried again.`,
+        );
+      }
       return { delivery_id: deliveryId, state: 'queued' };
     },
   };

@@ -21,6 +21,7 @@ import { bountyCountIndexes } from './0021-bounty-count-indexes.js';
 import { scoringReads } from './0022-scoring-reads.js';
 import { modelScores } from './0023-model-scores.js';
 import { bountyOrderFields } from './0024-bounty-order-fields.js';
+import { webhookFairness } from './0025-webhook-fairness.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -48,5 +49,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0022-scoring-reads': scoringReads(dialect),
     '0023-model-scores': modelScores(dialect),
     '0024-bounty-order-fields': bountyOrderFields(dialect),
+    '0025-webhook-fairness': webhookFairness(dialect),
   };
 }

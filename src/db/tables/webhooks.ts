@@ -24,6 +24,8 @@ export interface WebhookEndpointsTable {
   failing_since: number | null;
   created_at: number;
   updated_at: number;
+  /** Number of the claim that last took a delivery of this endpoint; 0 when none has (migration 0024). */
+  last_claim_turn: Generated<number>;
 }
 
 /** One row per score event, written by appendScoreEvent in the score change's transaction. */
@@ -54,6 +56,8 @@ export interface WebhookDeliveriesTable {
   event_created_at: number;
   created_at: number;
   delivered_at: number | null;
+  /** Manual retries the account made of this delivery (migration 0024); they are limited. */
+  manual_retries: Generated<number>;
 }
 
 export interface WebhookAttemptsTable {

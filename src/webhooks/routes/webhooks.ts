@@ -39,7 +39,9 @@ export function webhookRoutes(instance: FastifyInstance, deps: WebhookRouteDeps)
         description:
           'Events of the scorer are POSTed to `url`, signed per the Standard Webhooks specification (`webhook-id`, ' +
           '`webhook-timestamp`, `webhook-signature`). The `secret` is shown only in this answer. The URL must be ' +
-          'https in production and must not resolve to a loopback, private, link-local or metadata address.\n\n' +
+          'https in production and must not resolve to a loopback, private, link-local or metadata address. 409 ' +
+          '`webhook_limit_reached` past the endpoints one scorer may have, `webhook_account_limit_reached` past those ' +
+          'of the account over all its scorers (10 each by default).\n\n' +
           'Events: `score.updated` (the score, passing state, stamps or error changed) and `score.expiring` (the ' +
           'earliest counted stamp expires within the lead time, once per expiry date). The body is the v2 score ' +
           'object plus `scorer_id`, `event_id` and `type`; `webhook-id` is the event id, the same on every retry ' +
@@ -156,7 +158,9 @@ export function webhookRoutes(instance: FastifyInstance, deps: WebhookRouteDeps)
         summary: 'Send a delivery again now',
         description:
           'Queues the delivery with a fresh retry schedule (a delivered one is sent again; receivers de-duplicate by ' +
-          '`webhook-id`). A disabled endpoint is enabled again. 409 while an attempt is in flight.',
+          '`webhook-id`). A disabled endpoint is enabled again. A delivery that is still queued is left as it is ' +
+          '(202, not counted). 409 `delivery_in_progress` while an attempt is in flight, 409 ' +
+          '`delivery_retry_limit_reached` once the delivery was retried the most times allowed (5 by default).',
         security,
         params: Type.Object({ id: IdSchema, delivery_id: IdSchema }),
         response: { 202: RetriedDeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
