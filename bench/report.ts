@@ -42,6 +42,7 @@ export const titles: Record<CaseName, string> = {
   'v2-score': 'v2 score (20 verified stamps)',
   webhooks: 'webhook deliveries to a loopback receiver',
   batch: 'batch throughput (20 stamps, 1 and 2 workers; addresses/s, see bench/batch.ts)',
+  'batch-upload': 'batch upload: event-loop stall (100,000 addresses, JSON and CSV; see bench/batch-upload.ts)',
 };
 
 export interface Derived {

@@ -13,6 +13,8 @@
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
  *   batch    batches of the pool, addresses/s with 1 and 2 workers (bench/batch.ts; in latest.json's setup)
+ *   batch-upload  the event loop's longest stall while a 100,000-address batch is uploaded as JSON and as CSV,
+ *            seen by a client asking /health/live every 10 ms; PASS under 50 ms (bench/batch-upload.ts)
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
  * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
@@ -42,9 +44,10 @@ import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, resultsTable, titles } from './report.js';
 import { writeResultsFile } from './results-file.js';
 import type { RunningTarget } from './target.js';
-import { judge, verdictLines } from './verdicts.js';
+import { judge, type Verdict, verdictLines } from './verdicts.js';
 import { judgeAgainstBaseline, readBaselineOrExit } from './baseline.js';
 import { runWebhookCases } from './webhook-delivery.js';
+import { runBatchUploadCases } from './batch-upload.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -253,6 +256,7 @@ async function main(): Promise<number> {
   let dropPostgres: (() => Promise<void>) | null = null;
   const records: CaseRecord[] = [];
   const setupInfo: Record<string, unknown> = {};
+  const uploadVerdicts: Verdict[] = [];
   let postgresNote: string | null = null;
 
   const interrupt = () => {
@@ -283,7 +287,9 @@ async function main(): Promise<number> {
   if (passedThrough.length > 0) console.log(`Stampgate settings from the environment: ${passedThrough.join(', ')}`);
 
   try {
-    const stampCases = settings.cases.filter((c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | 'webhooks'> => !c.startsWith('ceiling') && c !== 'webhooks');
+    const stampCases = settings.cases.filter(
+      (c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | 'webhooks' | 'batch-upload'> => !c.startsWith('ceiling') && c !== 'webhooks' && c !== 'batch-upload',
+    );
     for (const name of ['ceiling', 'ceiling-large'] as const) if (settings.cases.includes(name)) records.push(await runCeiling(name));
 
     if (stampCases.length > 0) {
@@ -334,6 +340,11 @@ async function main(): Promise<number> {
       }
     }
     if (settings.cases.includes('webhooks')) records.push(...(await runWebhookCases(settings.databases, settings.postgresUrl, loadText)));
+    if (settings.cases.includes('batch-upload')) {
+      const uploads = await runBatchUploadCases(settings.databases, settings.postgresUrl);
+      setupInfo['batch-upload'] = uploads.results;
+      uploadVerdicts.push(...uploads.verdicts);
+    }
   } catch (error) {
     problems.push(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
@@ -349,6 +360,7 @@ async function main(): Promise<number> {
   // The performance targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
   const targetResults = judge(records, settings.databases, settings.cases, settings.rate);
+  targetResults.push(...uploadVerdicts);
   if (baseline && settings.rate === null) targetResults.push(...judgeAgainstBaseline(records, baseline, settings.databases, settings.cases));
   if (ceiling) {
     console.log(
