@@ -2,7 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { PollingLoop } from '../../events/polling-loop.js';
 import type { BatchRetentionRepository } from './batch-retention.repository.js';
 import { deleteAllItems, discardUpload } from './batch-store.js';
-import { utcDay } from './batches.service.js';
+import { utcDay } from './utc-days.js';
 
 export interface BatchRetentionOptions {
   /** How long a batch is kept after it ended (BATCH_RETENTION_DAYS). */

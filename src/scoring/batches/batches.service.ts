@@ -13,6 +13,7 @@ import type { BatchUploadsRepository } from './batch-uploads.repository.js';
 import type { ScoreAddress } from './batch-worker.js';
 import { type BatchRow, type BatchesRepository, QuotaExceeded } from './batches.repository.js';
 import { PackedAddresses } from './packed-addresses.js';
+import { secondsToNextUtcDay, utcDay } from './utc-days.js';
 import type { BatchView } from './batch.schema.js';
 import type { V2Score } from '../scores/v2-score.schema.js';
 
@@ -61,16 +62,8 @@ export const operator: Owner = { accountId: null };
 export const operatorKeyId = 0;
 
 const pageSize = 500;
-const day = 86_400_000;
 
-export function utcDay(now: number): string {
-  return new Date(now).toISOString().slice(0, 10);
-}
-
-/** Seconds until the next UTC midnight, when the daily quota starts afresh. */
-export function secondsToNextUtcDay(now: number): number {
-  return Math.max(1, Math.ceil((Math.floor(now / day + 1) * day - now) / 1000));
-}
+export { secondsToNextUtcDay, utcDay };
 
 export function toBatchView(row: BatchRow): BatchView {
   return {
