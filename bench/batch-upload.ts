@@ -4,7 +4,9 @@
  * 100,000-address batch as JSON, then as CSV, while this process asks `/health/live` every 10 ms
  * over a kept-alive connection. The largest gap between two answers, less the 10 ms the poller
  * waits itself, is the longest the server could not answer: the stall. Target: under 50 ms on
- * each database (reported, not asserted, like every bench target).
+ * each database (reported, not asserted, like every bench target). The same measure over a
+ * second with no upload is printed beside it: on a busy machine the poller and the server wait
+ * for a core too, and that floor is not the upload's.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -36,6 +38,8 @@ export interface BatchUploadResult {
   polls: number;
   maxGapMs: number;
   maxStallMs: number;
+  /** The same measure over a second with no upload: what the machine alone costs the poller. */
+  quietStallMs: number;
 }
 
 function freePort(): Promise<number> {
@@ -51,13 +55,20 @@ function freePort(): Promise<number> {
 
 function call(agent: Agent, port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = request({ host: '127.0.0.1', port, path, agent, method: init.method ?? 'GET', headers: init.headers }, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    req.on('error', reject);
+    // A server that answers before the body ended (a refusal) may close the connection under it:
+    // the answer, once received, is what counts.
+    req.on('error', (error) => {
+      if (answered) return;
+      reject(error);
+    });
     req.end(init.body);
   });
 }
@@ -156,6 +167,8 @@ export async function runBatchUploadBench(database: DatabaseKind, postgresUrl: s
     const port = await freePort();
     child = await startServer(env, port);
     const results: BatchUploadResult[] = [];
+    const quiet = await measureWhile(port, () => sleep(1000));
+    const quietStallMs = Math.max(0, quiet.maxGapMs - POLL_EVERY_MS);
     for (const body of ['json', 'csv'] as const) {
       const agent = new Agent({ keepAlive: false });
       const start = performance.now();
@@ -165,7 +178,7 @@ export async function runBatchUploadBench(database: DatabaseKind, postgresUrl: s
       const uploadMs = performance.now() - start;
       if (measured.result.status !== 202) throw new Error(`batch-upload bench: ${body} upload answered ${measured.result.status}: ${measured.result.body.slice(0, 200)}`);
       const maxStallMs = Math.max(0, measured.maxGapMs - POLL_EVERY_MS);
-      results.push({ database, body, addresses: ADDRESSES, status: measured.result.status, uploadMs, polls: measured.polls, maxGapMs: measured.maxGapMs, maxStallMs });
+      results.push({ database, body, addresses: ADDRESSES, status: measured.result.status, uploadMs, polls: measured.polls, maxGapMs: measured.maxGapMs, maxStallMs, quietStallMs });
     }
     return results;
   } finally {
@@ -191,13 +204,15 @@ export async function runBatchUploadCases(databases: DatabaseKind[], postgresUrl
       const verdict = r.maxStallMs < STALL_TARGET_MS ? 'PASS' : 'FAIL';
       console.log(
         `batch upload: event-loop stall, ${databaseLabel[database]}, ${r.addresses} addresses as ${r.body.toUpperCase()}: max stall ${r.maxStallMs.toFixed(1)} ms ` +
-          `(largest gap ${r.maxGapMs.toFixed(1)} ms between ${r.polls} /health/live answers every ${POLL_EVERY_MS} ms; upload ${Math.round(r.uploadMs)} ms) ${verdict} (< ${STALL_TARGET_MS} ms)`,
+          `(largest gap ${r.maxGapMs.toFixed(1)} ms between ${r.polls} /health/live answers every ${POLL_EVERY_MS} ms; upload ${Math.round(r.uploadMs)} ms; ` +
+          `with no upload ${r.quietStallMs.toFixed(1)} ms) ${verdict} (< ${STALL_TARGET_MS} ms)`,
       );
       verdicts.push({
         name: `batch upload: event-loop stall, ${databaseLabel[database]}, ${r.body.toUpperCase()} (< ${STALL_TARGET_MS} ms)`,
         verdict,
         measured: `${r.maxStallMs.toFixed(1)} ms`,
-        caveat: null,
+        // On a busy machine the poller waits for a core too: the quiet second's stall says how much.
+        caveat: r.quietStallMs > STALL_TARGET_MS / 2 ? `busy machine: ${r.quietStallMs.toFixed(1)} ms stall with no upload` : null,
       });
     }
     all.push(...run);

@@ -15,7 +15,7 @@ import type { PackedAddresses } from './packed-addresses.js';
  */
 
 /** Items a step of an upload writes: a few milliseconds of SQLite's time. */
-export const uploadInsertRows = 1000;
+export const uploadInsertRows = 500;
 // Rows per multi-row insert: 4 to 7 values each stays far below both databases' parameter limits.
 const insertRows = 500;
 
