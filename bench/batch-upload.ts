@@ -83,7 +83,8 @@ async function startServer(env: Record<string, string>, port: number): Promise<C
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`batch-upload bench: the server exited (${child.exitCode})`);
     try {
-      if ((await call(agent, port, '/health/live')).status === 200) return child;
+      // Ready, not only live: a development server on a new database loads its demo data first.
+      if ((await call(agent, port, '/health/ready')).status === 200) return child;
     } catch {
       // Not listening yet.
     }
