@@ -43,6 +43,7 @@ export const titles: Record<CaseName, string> = {
   webhooks: 'webhook deliveries to a loopback receiver',
   'webhook-fairness': "a healthy endpoint's delivery delay while another account's endpoints hang (PASS under 5 s)",
   batch: 'batch throughput (20 stamps, 1 and 2 workers; addresses/s, see bench/batch.ts)',
+  'batch-upload': 'batch upload: event-loop stall (100,000 addresses, JSON and CSV; see bench/batch-upload.ts)',
 };
 
 export interface Derived {

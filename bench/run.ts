@@ -13,6 +13,7 @@
  *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
  *            runs the query and renders the list, the cost of each cache miss
  *   batch    batches of the pool, addresses/s with 1 and 2 workers (bench/batch.ts; in latest.json's setup)
+ *   webhooks, webhook-fairness, batch-upload  cases with servers of their own (bench/own-server-cases.ts)
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
  * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
@@ -42,18 +43,15 @@ import { v2ScoreLoad } from './v2-score-case.js';
 import { brokenCases, type CaseRecord, resultsTable, titles } from './report.js';
 import { writeResultsFile } from './results-file.js';
 import type { RunningTarget } from './target.js';
-import { judge, verdictLines } from './verdicts.js';
+import { judge, type Verdict, verdictLines } from './verdicts.js';
 import { judgeAgainstBaseline, readBaselineOrExit } from './baseline.js';
-import { runWebhookCases } from './webhook-delivery.js';
-import { runWebhookFairnessCases } from './webhook-fairness.js';
+import { isOwnServerCase, type OwnServerCase, runOwnServerCases } from './own-server-cases.js';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(benchDir, 'results');
 
-// ---------------------------------------------------------------------------
 // Settings
-
 function readSettings(): BenchSettings {
   try {
     const parsed = parseSettings(process.argv.slice(2), process.env);
@@ -254,6 +252,7 @@ async function main(): Promise<number> {
   let dropPostgres: (() => Promise<void>) | null = null;
   const records: CaseRecord[] = [];
   const setupInfo: Record<string, unknown> = {};
+  const ownVerdicts: Verdict[] = [];
   let postgresNote: string | null = null;
 
   const interrupt = () => {
@@ -285,7 +284,7 @@ async function main(): Promise<number> {
 
   try {
     const stampCases = settings.cases.filter(
-      (c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | 'webhooks' | 'webhook-fairness'> => !c.startsWith('ceiling') && !c.startsWith('webhook'),
+      (c): c is Exclude<CaseName, 'ceiling' | 'ceiling-large' | OwnServerCase> => !c.startsWith('ceiling') && !isOwnServerCase(c),
     );
     for (const name of ['ceiling', 'ceiling-large'] as const) if (settings.cases.includes(name)) records.push(await runCeiling(name));
 
@@ -336,9 +335,10 @@ async function main(): Promise<number> {
         }
       }
     }
-    if (settings.cases.includes('webhooks')) records.push(...(await runWebhookCases(settings.databases, settings.postgresUrl, loadText)));
-    // Delays, not request rates: printed as PASS/FAIL lines and kept in the results file's set-up section.
-    if (settings.cases.includes('webhook-fairness')) setupInfo['webhook-fairness'] = await runWebhookFairnessCases(settings.databases, settings.postgresUrl);
+    const own = await runOwnServerCases(settings.cases, settings.databases, settings.postgresUrl, loadText);
+    records.push(...own.records);
+    Object.assign(setupInfo, own.setupInfo);
+    ownVerdicts.push(...own.verdicts);
   } catch (error) {
     problems.push(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
@@ -354,6 +354,7 @@ async function main(): Promise<number> {
   // The performance targets (reported, not asserted)
   const ceiling = records.find((r) => r.case === 'ceiling');
   const targetResults = judge(records, settings.databases, settings.cases, settings.rate);
+  targetResults.push(...ownVerdicts);
   if (baseline && settings.rate === null) targetResults.push(...judgeAgainstBaseline(records, baseline, settings.databases, settings.cases));
   if (ceiling) {
     console.log(

@@ -45,6 +45,7 @@ export const errorStatus = {
   rate_limited: 429,
   batch_quota_exceeded: 429,
   too_many_result_streams: 429,
+  too_many_batch_uploads: 429,
   internal_error: 500,
   upstream_unavailable: 502,
   not_ready: 503,

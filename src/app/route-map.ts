@@ -92,7 +92,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metr
       webhookRoutes(scope, { endpoints: ctx.webhooks.endpoints, wakeDeliveries: () => ctx.webhooks.worker.notify() });
       eventFeedRoutes(scope, { feed: ctx.webhooks.feed });
       modelsRoutes(scope, { models: ctx.models });
-      await scope.register(async (batches) => batchRoutes(batches, { service: ctx.batches.service, resultStreams: ctx.batches.resultStreams, config, budget }));
+      await scope.register(async (batches) => batchRoutes(batches, { service: ctx.batches.service, resultStreams: ctx.batches.resultStreams, uploads: ctx.batches.uploads, config, budget }));
     });
     await app.register(async (scope) => walletRoutes(scope, { wallet: ctx.wallet, issuers: ctx.issuers, config, counters }));
     await app.register(async (scope) =>

@@ -12,7 +12,6 @@ import { registerJsonBodyParser } from '../http/json-body.js';
 import { registerLifecycle, ServiceLifecycle } from '../http/lifecycle.js';
 import { createMetrics } from './metrics.js';
 import { registerOpenApi } from '../http/openapi.js';
-import { addSafeIntegerKeyword } from '../http/schemas.js';
 import { keepFreedMemoryInHeap } from '../http/allocator.js';
 import cors from '@fastify/cors';
 import { packageVersion } from '../version.js';
@@ -21,7 +20,7 @@ import { registerRoutes } from './route-map.js';
 import { observeResponses, type ResponseObserver } from '../http/response-observers.js';
 import { CoalescedResponse } from '../http/coalesced-writes.js';
 import { buildResponseSerializer } from '../http/response-serializers.js';
-import { buildRequestValidator } from '../http/request-validators.js';
+import { buildRequestValidator, requestAjvOptions } from '../http/request-validators.js';
 
 export interface BuildOptions {
   /** The process logger, or false for none (tests); by default a pino logger at LOG_LEVEL. */
@@ -48,10 +47,7 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
     },
     // Coercion is for query strings, path parameters and headers (text); JSON bodies are checked
     // without it (buildRequestValidator).
-    ajv: {
-      customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false },
-      plugins: [addSafeIntegerKeyword],
-    },
+    ajv: requestAjvOptions,
     // Past Fastify's default of 100 a long path parameter would be a 414 from the router instead of
     // the parameter's own validation error (an overlong address is an invalid address).
     routerOptions: { maxParamLength: 16_384 },

@@ -12,6 +12,8 @@ export interface BatchConfig {
   batchPollMs: number;
   batchResultsWaitMs: number;
   batchResultStreamsPerAccount: number;
+  batchUploadsPerAccount: number;
+  batchRetentionDays: number;
 }
 
 function tierList(name: string, fallback: [number, number, number, number]) {
@@ -88,11 +90,26 @@ export const batchSettings: Settings<BatchConfig> = {
     description: 'How long `GET /v2/batches/{id}/results` of a running batch waits for the next result before ending the stream (resume with `offset`)',
     defaultText: '30000',
     parse: integer('BATCH_RESULTS_WAIT_MS', 0, 600_000, 30_000),
-  },  batchResultStreamsPerAccount: {
+  },
+  batchResultStreamsPerAccount: {
     key: 'batchResultStreamsPerAccount',
     name: 'BATCH_RESULT_STREAMS_PER_ACCOUNT',
     description: 'Most `GET /v2/batches/{id}/results` streams one account may have open at once in one API process (each one of a running batch polls the database); over it 429 `too_many_result_streams`',
     defaultText: '4',
     parse: integer('BATCH_RESULT_STREAMS_PER_ACCOUNT', 1, 1000, 4),
+  },
+  batchUploadsPerAccount: {
+    key: 'batchUploadsPerAccount',
+    name: 'BATCH_UPLOADS_PER_ACCOUNT',
+    description: 'Most `POST /v2/scorers/{scorer_id}/batches` uploads one account may have under way at once in one API process (each is read, checked and written in steps); over it 429 `too_many_batch_uploads`',
+    defaultText: '2',
+    parse: integer('BATCH_UPLOADS_PER_ACCOUNT', 1, 100, 2),
+  },
+  batchRetentionDays: {
+    key: 'batchRetentionDays',
+    name: 'BATCH_RETENTION_DAYS',
+    description: 'Days a batch is kept after it ended (DONE or CANCELLED); then it answers 404 and the batch worker deletes it with its items',
+    defaultText: '30',
+    parse: integer('BATCH_RETENTION_DAYS', 1, 3650, 30),
   },
 };

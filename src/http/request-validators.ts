@@ -1,6 +1,7 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { Options as AjvOptions, Plugin } from 'ajv';
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
+import { addSafeIntegerKeyword } from './schemas.js';
 
 /** Fastify's `ajv` server option, as it hands it to the validator factory. */
 interface AjvServerOption {
@@ -33,3 +34,19 @@ function requestValidator(externalSchemas: Record<string, unknown> | undefined, 
 }
 
 export const buildRequestValidator = requestValidator as unknown as ValidatorFactory;
+
+/** The server's `ajv` option: coercion for text parts (JSON bodies are checked without it, above). */
+export const requestAjvOptions = {
+  customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false },
+  plugins: [addSafeIntegerKeyword],
+} satisfies AjvServerOption & FastifyServerOptions['ajv'];
+
+/**
+ * The validator compiler of a route that reads its body as a stream (a content-type parser that
+ * hands the stream on): the body's schema documents it, and the handler checks it as it reads;
+ * the other parts are validated as on every route.
+ */
+export function streamedBodyValidator(): FastifySchemaCompiler<unknown> {
+  const others = requestValidator(undefined, requestAjvOptions as AjvServerOption);
+  return (route: RouteSchema) => (route.httpPart === 'body' ? () => true : others(route));
+}

@@ -22,6 +22,7 @@ import { scoringReads } from './0022-scoring-reads.js';
 import { modelScores } from './0023-model-scores.js';
 import { bountyOrderFields } from './0024-bounty-order-fields.js';
 import { webhookFairness } from './0025-webhook-fairness.js';
+import { batchUploads } from './0026-batch-uploads.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -50,5 +51,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0023-model-scores': modelScores(dialect),
     '0024-bounty-order-fields': bountyOrderFields(dialect),
     '0025-webhook-fairness': webhookFairness(dialect),
+    '0026-batch-uploads': batchUploads(),
   };
 }

@@ -1,4 +1,4 @@
-/** Tables of batch scoring (migration 0016). */
+/** Tables of batch scoring (migrations 0016 and 0024). */
 
 import type { Generated } from 'kysely';
 
@@ -59,9 +59,20 @@ export interface BatchUsageTable {
   addresses: number;
 }
 
+/**
+ * A batch whose items are being written in steps: its items exist, its `batches` row and chunks
+ * not yet. Deleted in the transaction that writes those; one left behind marks items to delete.
+ */
+export interface BatchUploadsTable {
+  batch_id: string;
+  account_id: number;
+  started_at: number;
+}
+
 export interface BatchTables {
   batches: BatchesTable;
   batch_items: BatchItemsTable;
   batch_chunks: BatchChunksTable;
   batch_usage: BatchUsageTable;
+  batch_uploads: BatchUploadsTable;
 }

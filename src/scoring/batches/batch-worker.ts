@@ -7,6 +7,7 @@ import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/connection.js';
 import type { V2Score } from '../scores/v2-score.schema.js';
 import { v2ScoreJson } from '../scores/v2-score-json.js';
+import type { BatchRetention } from './batch-retention.js';
 import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost } from './batches.repository.js';
 
 /**
@@ -40,7 +41,8 @@ const priorityCheckEvery = 20;
  * Works off batch chunks at a lower priority than submissions: a chunk is claimed only when no
  * submission's scoring job is due, a running chunk pauses while one is, and the event loop is
  * yielded to between addresses so that HTTP requests of the same process keep being served.
- * Emits `scored` (ItemScored) per item, `batchDone` (batch id) and `failure` (Error).
+ * Emits `scored` (ItemScored) per item, `batchDone` (batch id) and `failure` (Error). Runs the
+ * retention sweep (`retention`) on a loop of its own wherever it runs.
  */
 export class BatchWorker extends EventEmitter {
   readonly owner = `${hostname()}:${process.pid}:batch:${randomBytes(4).toString('hex')}`;
@@ -50,9 +52,12 @@ export class BatchWorker extends EventEmitter {
   readonly #clock: () => number;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #loop: PollingLoop;
+  /** Deletes batches past their retention and abandoned uploads. */
+  readonly retention: BatchRetention | null;
 
-  constructor(repo: BatchesRepository, score: ScoreAddress, options: BatchWorkerOptions, clock: () => number = Date.now) {
+  constructor(repo: BatchesRepository, score: ScoreAddress, options: BatchWorkerOptions, clock: () => number = Date.now, retention: BatchRetention | null = null) {
     super();
+    this.retention = retention;
     this.setMaxListeners(0);
     this.#repo = repo;
     this.#score = score;
@@ -72,6 +77,7 @@ export class BatchWorker extends EventEmitter {
   start(): void {
     if (this.#options.concurrency === 0) return;
     this.#loop.start();
+    this.retention?.start();
   }
 
   /** Looks for work now (a batch was created in this process). */
@@ -81,7 +87,7 @@ export class BatchWorker extends EventEmitter {
 
   /** Stops claiming; chunks in hand stop after their current address and are released for others. */
   async stop(): Promise<void> {
-    await this.#loop.stop();
+    await Promise.all([this.#loop.stop(), this.retention?.stop()]);
     await Promise.allSettled([...this.#inFlight]);
   }
 

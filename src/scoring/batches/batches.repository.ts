@@ -30,14 +30,26 @@ export interface NewBatch {
   dailyQuota: number;
 }
 
+/**
+ * Adds a batch's addresses to the day's usage inside `trx` (the transaction that writes the
+ * batch): one atomic upsert decides the quota, also for batches created at the same moment
+ * elsewhere. Throws QuotaExceeded, rolling the transaction back, when it would pass the quota.
+ */
+export async function spendDailyUsage(trx: Db, batch: NewBatch, total: number): Promise<void> {
+  const usage = await trx
+    .insertInto('batch_usage')
+    .values({ key_id: batch.keyId, day: batch.day, addresses: total })
+    .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet((eb) => ({ addresses: eb('batch_usage.addresses', '+', total) })))
+    .returning('addresses')
+    .executeTakeFirstOrThrow();
+  if (Number(usage.addresses) > batch.dailyQuota) throw new QuotaExceeded(Number(usage.addresses) - total);
+}
+
 export interface ItemOutcome {
   state: 'done' | 'failed';
   result: string | null;
   error: string | null;
 }
-
-// Rows per multi-row insert: 4 values each stays far below both databases' parameter limits.
-const insertRows = 500;
 
 export function batchesRepository(database: Database) {
   const { db, dialect } = database;
@@ -116,61 +128,6 @@ export function batchesRepository(database: Database) {
   }
 
   return {
-    /**
-     * Writes a batch whole: the day's usage (refused with QuotaExceeded, rolling everything back,
-     * when it would pass the quota), the batch, every item and its chunks, in one transaction.
-     * `addresses` is consumed in slices; nothing else of it is copied.
-     */
-    async create(batch: NewBatch, addresses: readonly string[], chunkSize: number): Promise<BatchRow> {
-      const total = addresses.length;
-      return writeTransaction(database, async (trx) => {
-        // One atomic upsert decides the quota, also for batches created at the same moment elsewhere.
-        const usage = await trx
-          .insertInto('batch_usage')
-          .values({ key_id: batch.keyId, day: batch.day, addresses: total })
-          .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet((eb) => ({ addresses: eb('batch_usage.addresses', '+', total) })))
-          .returning('addresses')
-          .executeTakeFirstOrThrow();
-        if (Number(usage.addresses) > batch.dailyQuota) throw new QuotaExceeded(Number(usage.addresses) - total);
-        const row: BatchRow = {
-          id: batch.id,
-          account_id: batch.accountId,
-          key_id: batch.keyId,
-          scorer_id: batch.scorerId,
-          status: 'PENDING',
-          total,
-          done: 0,
-          failed: 0,
-          created_at: batch.createdAt,
-          finished_at: null,
-        };
-        await trx.insertInto('batches').values(row).execute();
-        for (let start = 0; start < total; start += insertRows) {
-          const values = [];
-          for (let position = start; position < Math.min(total, start + insertRows); position++) {
-            values.push({ batch_id: batch.id, position, address: addresses[position]!, state: 'pending' as const, result: null, error: null, finished_at: null });
-          }
-          await trx.insertInto('batch_items').values(values).execute();
-        }
-        const chunks = [];
-        for (let first = 0, chunkNo = 0; first < total; first += chunkSize, chunkNo++) {
-          chunks.push({
-            batch_id: batch.id,
-            chunk_no: chunkNo,
-            first_position: first,
-            last_position: Math.min(total, first + chunkSize) - 1,
-            state: 'queued' as const,
-            done: 0,
-            failed: 0,
-          });
-        }
-        for (let start = 0; start < chunks.length; start += insertRows) {
-          await trx.insertInto('batch_chunks').values(chunks.slice(start, start + insertRows)).execute();
-        }
-        return row;
-      });
-    },
-
     async usage(keyId: number, day: string): Promise<number> {
       const row = await db.selectFrom('batch_usage').select('addresses').where('key_id', '=', keyId).where('day', '=', day).executeTakeFirst();
       return Number(row?.addresses ?? 0);

@@ -4,17 +4,27 @@ import { AppError } from '../../errors.js';
 import type { Caller } from '../accounts/api-keys.service.js';
 import type { AccountService } from '../accounts/accounts.service.js';
 import { formatScoringTimestamp } from '../timestamps.js';
-import { addressesFromCsv, addressesFromJson } from './address-list.js';
+import { addressesFromJson } from './address-list.js';
+import { type BodyFormat, readAddresses } from './address-stream.js';
 import { csvHeader, renderResult, type ResultFormat } from './batch-results.js';
+import type { BatchRetentionRepository } from './batch-retention.repository.js';
+import { storeBatch } from './batch-store.js';
+import type { BatchUploadsRepository } from './batch-uploads.repository.js';
 import type { ScoreAddress } from './batch-worker.js';
 import { type BatchRow, type BatchesRepository, QuotaExceeded } from './batches.repository.js';
+import { PackedAddresses } from './packed-addresses.js';
+import { secondsToNextUtcDay, utcDay } from './utc-days.js';
 import type { BatchView } from './batch.schema.js';
 import type { V2Score } from '../scores/v2-score.schema.js';
 
 export interface BatchServiceOptions {
   syncMaxAddresses: number;
   maxAddresses: number;
+  /** Most bytes of an uploaded body (the route does not buffer it, so the service counts). */
+  bodyLimitBytes: number;
   chunkSize: number;
+  /** How long a batch is kept after it ended (DONE or CANCELLED); past it, it is answered 404 and deleted. */
+  retentionMs: number;
   /** Addresses per UTC day for keys of tier 1..4. */
   dailyAddresses: readonly [number, number, number, number];
   /** How long a results stream of a running batch waits for its next row before it ends. */
@@ -25,14 +35,22 @@ export interface BatchServiceOptions {
 
 export interface BatchServiceDeps {
   repo: BatchesRepository;
+  uploads: BatchUploadsRepository;
+  retention: BatchRetentionRepository;
   accounts: AccountService;
   scoreAddress: ScoreAddress;
   /** Wakes this process's batch worker. */
   announce: () => void;
 }
 
-/** The body of the asynchronous batch route: parsed JSON, or CSV text. */
+/** A batch from the command line: parsed JSON, or CSV text. */
 export type BatchInput = { addresses: readonly unknown[] } | string;
+
+/** The body of the asynchronous batch route, as it arrives (never buffered whole). */
+export interface BatchUpload {
+  format: BodyFormat;
+  body: AsyncIterable<Buffer | string> | Iterable<Buffer | string>;
+}
 
 /** Whose batches a request may see: the API key's account (or, from the CLI, the scorer's). */
 export type Owner = { accountId: number | null };
@@ -44,16 +62,8 @@ export const operator: Owner = { accountId: null };
 export const operatorKeyId = 0;
 
 const pageSize = 500;
-const day = 86_400_000;
 
-export function utcDay(now: number): string {
-  return new Date(now).toISOString().slice(0, 10);
-}
-
-/** Seconds until the next UTC midnight, when the daily quota starts afresh. */
-export function secondsToNextUtcDay(now: number): number {
-  return Math.max(1, Math.ceil((Math.floor(now / day + 1) * day - now) / 1000));
-}
+export { secondsToNextUtcDay, utcDay };
 
 export function toBatchView(row: BatchRow): BatchView {
   return {
@@ -75,19 +85,33 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     return options.dailyAddresses[caller.tier - 1] ?? options.dailyAddresses[0];
   }
 
-  function quotaExceeded(caller: Caller, used: number, asked: number | null): AppError {
+  /**
+   * 429 with Retry-After to the next UTC day. `asked`: the batch's size, or null when nothing is
+   * left at all; `partOfBody`: the body was still being read, so `asked` is the count so far.
+   */
+  function quotaExceeded(caller: Caller, used: number, asked: number | null, partOfBody = false): AppError {
     const now = clock();
     const left = Math.max(0, quotaOf(caller) - used);
     const detail =
       asked === null
         ? `This API key has queued its ${quotaOf(caller)} batch addresses for today (UTC); the quota renews at midnight UTC.`
-        : `This batch of ${asked} addresses exceeds the ${left} addresses left of this API key's daily batch quota (${quotaOf(caller)}); the quota renews at midnight UTC.`;
+        : `This batch of ${partOfBody ? 'more than ' + (asked - 1) : asked} addresses exceeds the ${left} addresses left of this API key's daily batch quota (${quotaOf(caller)}); the quota renews at midnight UTC.`;
     return new AppError('batch_quota_exceeded', detail, { 'retry-after': String(secondsToNextUtcDay(now)) });
+  }
+
+  /** The caller's batch addresses queued today (UTC), against which the daily quota is checked. */
+  async function usedToday(caller: Caller): Promise<number> {
+    return repo.usage(caller.keyId, utcDay(clock()));
+  }
+
+  /** A batch that ended longer than the retention ago is gone, whether or not the worker deleted it yet. */
+  function expired(row: BatchRow): boolean {
+    return row.finished_at !== null && row.finished_at < clock() - options.retentionMs;
   }
 
   async function batchOfAccount(accountId: number | null, id: string): Promise<BatchRow> {
     const row = await repo.findForAccount(id, accountId);
-    if (!row) throw new AppError('batch_not_found', `There is no batch ${id} for this API key.`);
+    if (!row || expired(row)) throw new AppError('batch_not_found', `There is no batch ${id} for this API key.`);
     return row;
   }
 
@@ -98,18 +122,29 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
      */
     async checkBeforeBody(caller: Caller, scorerId: number): Promise<void> {
       await deps.accounts.scorerOfAccount(scorerId, caller.accountId);
-      const used = await repo.usage(caller.keyId, utcDay(clock()));
+      const used = await usedToday(caller);
       if (used >= quotaOf(caller)) throw quotaExceeded(caller, used, null);
     },
 
-    /** Validates every address, then writes the batch whole (or nothing) and wakes the workers. */
-    async create(caller: Caller, scorerId: number, input: BatchInput): Promise<BatchView> {
+    /**
+     * Reads the body as it arrives, checking each address as it completes: the first bad one, the
+     * one past BATCH_MAX_ADDRESSES or the one past what is left of today's quota ends the read
+     * with its refusal, and nothing is written or spent. Then writes the batch (in steps when it
+     * is large, visible only once whole) and wakes the workers.
+     */
+    async create(caller: Caller, scorerId: number, upload: BatchUpload): Promise<BatchView> {
       const scorer = await deps.accounts.scorerOfAccount(scorerId, caller.accountId);
-      const addresses = parseInput(input);
+      const used = await usedToday(caller);
+      if (used >= quotaOf(caller)) throw quotaExceeded(caller, used, null);
+      const addresses = await readAddresses(upload.body, upload.format, {
+        max: options.maxAddresses,
+        bodyLimitBytes: options.bodyLimitBytes,
+        quota: { allowed: quotaOf(caller) - used, refusal: (count) => quotaExceeded(caller, used, count, true) },
+      });
       try {
         return await write(scorer.id, caller.accountId, caller.keyId, quotaOf(caller), addresses);
       } catch (error) {
-        if (error instanceof QuotaExceeded) throw quotaExceeded(caller, error.used, addresses.length);
+        if (error instanceof QuotaExceeded) throw quotaExceeded(caller, error.used, addresses.count);
         throw error;
       }
     },
@@ -120,7 +155,11 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
      */
     async createAsOperator(scorerId: number, input: BatchInput): Promise<{ batch: BatchView; accountId: number }> {
       const scorer = await deps.accounts.getScorer(scorerId);
-      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, Number.MAX_SAFE_INTEGER, parseInput(input));
+      const addresses =
+        typeof input === 'string'
+          ? await readAddresses([input], 'csv', { max: options.maxAddresses, bodyLimitBytes: Number.MAX_SAFE_INTEGER })
+          : PackedAddresses.of(addressesFromJson(input.addresses, options.maxAddresses));
+      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, Number.MAX_SAFE_INTEGER, addresses);
       return { batch, accountId: scorer.accountId };
     },
 
@@ -131,7 +170,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     /** Cancels a batch that has not ended; an ended batch is answered as it is. */
     async cancel(owner: Owner, id: string): Promise<BatchView> {
       const row = await repo.cancel(id, owner.accountId, clock());
-      if (!row) throw new AppError('batch_not_found', `There is no batch ${id} for this API key.`);
+      if (!row || expired(row)) throw new AppError('batch_not_found', `There is no batch ${id} for this API key.`);
       return toBatchView(row);
     },
 
@@ -163,13 +202,11 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     },
   };
 
-  function parseInput(input: BatchInput): string[] {
-    return typeof input === 'string' ? addressesFromCsv(input, options.maxAddresses) : addressesFromJson(input.addresses, options.maxAddresses);
-  }
-
-  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number, addresses: string[]): Promise<BatchView> {
+  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number, addresses: PackedAddresses): Promise<BatchView> {
     const now = clock();
-    const row = await repo.create(
+    const row = await storeBatch(
+      deps.uploads,
+      deps.retention,
       { id: `bat_${randomBytes(12).toString('base64url')}`, accountId, keyId, scorerId, createdAt: now, day: utcDay(now), dailyQuota },
       addresses,
       options.chunkSize,

@@ -172,7 +172,7 @@ describe.each(databaseKinds)('a batch worker killed mid-batch on %s', (kind) => 
 
   it('leaves no address scored twice or missing once another worker finished the batch', async () => {
     const caller = { keyId: seeded.apiKey.id, accountId: seeded.account.id, prefix: seeded.apiKey.prefix, tier: 4 } as never;
-    const batch = await ctx.batches.service.create(caller, seeded.scorer.id, { addresses: Array.from({ length: total }, (_, i) => addressNo(i)) });
+    const batch = await ctx.batches.service.create(caller, seeded.scorer.id, { format: 'json', body: [JSON.stringify({ addresses: Array.from({ length: total }, (_, i) => addressNo(i)) })] });
     const settings = { DATA_DIR: dataDir, DATABASE_URL: seeded.test.url, BATCH_CHUNK_SIZE: '100', BATCH_LEASE_MS: '2000', BATCH_POLL_MS: '50', BATCH_CONCURRENCY: '2' };
     const doneItems = async () =>
       Number(

@@ -1,42 +1,59 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import type { Config } from '../../../config/index.js';
-import type { ResultStreamSlots } from '../result-streams.js';
+import type { AccountSlots } from '../account-slots.js';
 import type { BatchService } from '../batches.service.js';
+import { AppError } from '../../../errors.js';
 import { errorResponses } from '../../../http/errors.js';
+import { streamedBodyValidator } from '../../../http/request-validators.js';
 import type { RateBudget } from '../../../http/rate-limit.js';
 import { Integer, ScorerIdSchema } from '../../../http/schemas.js';
 import { typed } from '../../../http/typebox.js';
 import { requirePermission } from '../../accounts/api-key-auth.js';
 import { AddressListSchema, BatchIdSchema, BatchViewSchema, CsvBodySchema } from '../batch.schema.js';
-import type { BatchInput } from '../batches.service.js';
 import { V2ScoreListSchema } from '../v2-score.js';
 
 /**
- * Batch scoring routes, in a scope of their own inside the scoring plugin (API key, key budget):
- * the `text/csv` body parser and the large body limit apply to the asynchronous batch route only.
+ * Batch scoring routes, in a scope of their own inside the scoring plugin (API key, key budget).
+ * The asynchronous batch route has a scope of its own again: its JSON and CSV bodies are handed
+ * on as streams, read and checked by the service as they arrive (never buffered whole).
  * Every batch route needs `read_scores`: a batch is v2 scoring, which v2.md puts under it.
  */
 /** What the batch routes use: the batch service, its size settings and the key budget the addresses are charged to. */
 export interface BatchRouteDeps {
   service: BatchService;
-  config: Pick<Config, 'batchBodyLimitBytes' | 'batchMaxAddresses' | 'batchResultsWaitMs' | 'batchSyncMaxAddresses' | 'batchResultStreamsPerAccount'>;
+  config: Pick<
+    Config,
+    'batchBodyLimitBytes' | 'batchMaxAddresses' | 'batchResultsWaitMs' | 'batchSyncMaxAddresses' | 'batchResultStreamsPerAccount' | 'batchUploadsPerAccount'
+  >;
   /** Open result streams per account (BATCH_RESULT_STREAMS_PER_ACCOUNT). */
-  resultStreams: ResultStreamSlots;
+  resultStreams: AccountSlots;
+  /** Batch uploads under way per account (BATCH_UPLOADS_PER_ACCOUNT). */
+  uploads: AccountSlots;
   budget: RateBudget;
+}
+
+/** Holds `release` until the response is over (sent, or the client went away), whatever happens meanwhile. */
+function releaseWhenAnswered(reply: FastifyReply, release: () => void): void {
+  reply.raw.once('finish', release);
+  reply.raw.once('close', release);
 }
 
 export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDeps): Promise<void> {
   const { config, service, budget } = deps;
-  instance.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // Runs after the key budget's onRequest hook (added by the parent scope's onRoute), so a refused
   // request has still spent its unit, as everywhere else.
-  const checkBeforeBody: preParsingHookHandler = async (request, _reply, payload) => {
+  const checkBeforeBody: preParsingHookHandler = async (request, reply, payload) => {
     const caller = requirePermission(request, 'read_scores');
+    releaseWhenAnswered(reply, deps.uploads.take(caller.accountId));
     const scorerId = (request.params as { scorer_id?: string }).scorer_id ?? '';
     // A malformed id is refused by the schema right after; only a well-formed one is looked up.
     if (/^[0-9]{1,15}$/.test(scorerId)) await service.checkBeforeBody(caller, Number(scorerId));
+    const declared = Number(request.headers['content-length']);
+    if (declared > config.batchBodyLimitBytes) {
+      throw new AppError('payload_too_large', `The batch body is larger than BATCH_BODY_LIMIT_BYTES (${config.batchBodyLimitBytes} bytes).`);
+    }
     return payload;
   };
   instance.addHook('onRoute', (route) => {
@@ -45,41 +62,56 @@ export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDep
       route.preParsing = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), checkBeforeBody];
     }
   });
-  const app = typed(instance);
-
-  app.post(
-    '/v2/scorers/:scorer_id/batches',
-    {
-      bodyLimit: config.batchBodyLimitBytes,
-      config: { checkBeforeBody: true },
-      schema: {
-        tags: ['v2'],
-        summary: 'Queue a batch of addresses for scoring',
-        description:
-          `Up to ${config.batchMaxAddresses} addresses as JSON \`{"addresses":[…]}\` or \`text/csv\` (one address per line, ` +
-          'optional header `address`). Answers 202 with the batch and its `Location`; the batch is scored in the background, ' +
-          'exactly once per address, and survives restarts. Needs `read_scores`. The scorer, the permission and the key\'s ' +
-          'daily batch quota (by tier, BATCH_DAILY_ADDRESSES) are checked before the body is read; an invalid address is ' +
-          '400 `invalid_address` naming its index (CSV: its line) and queues nothing; over the quota is 429 ' +
-          '`batch_quota_exceeded` with `Retry-After` to the next UTC day.',
-        security: [{ apiKey: [] }],
-        params: Type.Object({ scorer_id: ScorerIdSchema }),
-        body: {
-          content: {
-            'application/json': { schema: AddressListSchema(config.batchMaxAddresses) },
-            'text/csv': { schema: CsvBodySchema },
-          },
-        } as never,
-        response: { 202: BatchViewSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+  await instance.register(async (uploads) => {
+    // The body reaches the handler as the request stream (the service reads and checks it as it
+    // arrives); its byte limit is counted there and checked against Content-Length before.
+    uploads.removeContentTypeParser('application/json');
+    uploads.addContentTypeParser(['application/json', 'text/csv'], (_request, payload, done) => done(null, payload));
+    typed(uploads).post(
+      '/v2/scorers/:scorer_id/batches',
+      {
+        config: { checkBeforeBody: true },
+        validatorCompiler: streamedBodyValidator(),
+        schema: {
+          tags: ['v2'],
+          summary: 'Queue a batch of addresses for scoring',
+          description:
+            `Up to ${config.batchMaxAddresses} addresses as JSON \`{"addresses":[…]}\` or \`text/csv\` (one address per line, ` +
+            'optional header `address`). Answers 202 with the batch and its `Location`; the batch is scored in the background, ' +
+            "exactly once per address, and survives restarts. Needs `read_scores`. The scorer, the permission and the key's " +
+            'daily batch quota (by tier, BATCH_DAILY_ADDRESSES) are checked before the body is read, and the body is checked as it ' +
+            'arrives: the first invalid address is 400 `invalid_address` naming its index (CSV: its line), the address past the ' +
+            'quota left today 429 `batch_quota_exceeded` with `Retry-After` to the next UTC day, each answered at once without ' +
+            'reading the rest; nothing is queued or spent. At most BATCH_UPLOADS_PER_ACCOUNT ' +
+            `(${config.batchUploadsPerAccount} here) uploads of one account are under way at once per server process; over it 429 \`too_many_batch_uploads\`.`,
+          security: [{ apiKey: [] }],
+          params: Type.Object({ scorer_id: ScorerIdSchema }),
+          body: {
+            content: {
+              'application/json': { schema: AddressListSchema(config.batchMaxAddresses) },
+              'text/csv': { schema: CsvBodySchema },
+            },
+          } as never,
+          response: { 202: BatchViewSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+        },
       },
-    },
-    async (request, reply) => {
-      const caller = requirePermission(request, 'read_scores');
-      const body = request.body as unknown as BatchInput;
-      const batch = await service.create(caller, Number(request.params.scorer_id), body);
-      return reply.code(202).header('location', `/v2/batches/${batch.id}`).send(batch);
-    },
-  );
+      async (request, reply) => {
+        const caller = requirePermission(request, 'read_scores');
+        const format = /^text\/csv/i.test(request.headers['content-type'] ?? '') ? 'csv' : 'json';
+        try {
+          const batch = await service.create(caller, Number(request.params.scorer_id), { format, body: request.body as unknown as Readable });
+          return reply.code(202).header('location', `/v2/batches/${batch.id}`).send(batch);
+        } catch (error) {
+          // Refused before the body ended: the connection is closed after the answer rather than
+          // kept for the next request, so that the rest of the body is never read.
+          if (!request.raw.complete) reply.header('connection', 'close');
+          throw error;
+        }
+      },
+    );
+  });
+
+  const app = typed(instance);
 
   app.get(
     '/v2/batches/:id',
