@@ -34,6 +34,7 @@ export const errorStatus = {
   model_not_found: 404,
   method_not_allowed: 405,
   webhook_limit_reached: 409,
+  api_key_limit_reached: 409,
   delivery_in_progress: 409,
   request_timeout: 408,
   payload_too_large: 413,

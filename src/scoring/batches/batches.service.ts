@@ -15,7 +15,7 @@ export interface BatchServiceOptions {
   syncMaxAddresses: number;
   maxAddresses: number;
   chunkSize: number;
-  /** Addresses per UTC day for keys of tier 1..4. */
+  /** Addresses per UTC day for accounts of tier 1..4 (the tier of an account: its highest live key). */
   dailyAddresses: readonly [number, number, number, number];
   /** How long a results stream of a running batch waits for its next row before it ends. */
   resultsWaitMs: number;
@@ -72,7 +72,8 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
   const { repo } = deps;
 
   function quotaOf(caller: Caller): number {
-    return options.dailyAddresses[caller.tier - 1] ?? options.dailyAddresses[0];
+    // The account's quota, shared by its keys: a key minted for it starts no fresh one.
+    return options.dailyAddresses[caller.accountTier - 1] ?? options.dailyAddresses[0];
   }
 
   function quotaExceeded(caller: Caller, used: number, asked: number | null): AppError {
@@ -80,8 +81,8 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     const left = Math.max(0, quotaOf(caller) - used);
     const detail =
       asked === null
-        ? `This API key has queued its ${quotaOf(caller)} batch addresses for today (UTC); the quota renews at midnight UTC.`
-        : `This batch of ${asked} addresses exceeds the ${left} addresses left of this API key's daily batch quota (${quotaOf(caller)}); the quota renews at midnight UTC.`;
+        ? `This account has queued its ${quotaOf(caller)} batch addresses for today (UTC), across all its API keys; the quota renews at midnight UTC.`
+        : `This batch of ${asked} addresses exceeds the ${left} addresses left of this account's daily batch quota (${quotaOf(caller)}); the quota renews at midnight UTC.`;
     return new AppError('batch_quota_exceeded', detail, { 'retry-after': String(secondsToNextUtcDay(now)) });
   }
 
@@ -94,11 +95,11 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
   return {
     /**
      * The checks that need no body, run before it is read: the scorer is the caller's and the
-     * key has quota left today.
+     * account has quota left today.
      */
     async checkBeforeBody(caller: Caller, scorerId: number): Promise<void> {
       await deps.accounts.scorerOfAccount(scorerId, caller.accountId);
-      const used = await repo.usage(caller.keyId, utcDay(clock()));
+      const used = await repo.usage(caller.accountId, utcDay(clock()));
       if (used >= quotaOf(caller)) throw quotaExceeded(caller, used, null);
     },
 
@@ -120,7 +121,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
      */
     async createAsOperator(scorerId: number, input: BatchInput): Promise<{ batch: BatchView; accountId: number }> {
       const scorer = await deps.accounts.getScorer(scorerId);
-      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, Number.MAX_SAFE_INTEGER, parseInput(input));
+      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, null, parseInput(input));
       return { batch, accountId: scorer.accountId };
     },
 
@@ -167,7 +168,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     return typeof input === 'string' ? addressesFromCsv(input, options.maxAddresses) : addressesFromJson(input.addresses, options.maxAddresses);
   }
 
-  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number, addresses: string[]): Promise<BatchView> {
+  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number | null, addresses: string[]): Promise<BatchView> {
     const now = clock();
     const row = await repo.create(
       { id: `bat_${randomBytes(12).toString('base64url')}`, accountId, keyId, scorerId, createdAt: now, day: utcDay(now), dailyQuota },
