@@ -41,7 +41,7 @@ export const scoringSettings: Settings<ScoringConfig> = {
   rateLimitTier4: {
     key: 'rateLimitTier4',
     name: 'RATE_LIMIT_TIER4',
-    description: 'Requests per window for tier-4 keys (tiers 1–3 are fixed at 125, 350 and 2000)',
+    description: 'Requests per window for tier-4 keys and accounts (tiers 1–3 are fixed at 125, 350 and 2000)',
     defaultText: '10000',
     parse: integer('RATE_LIMIT_TIER4', 2001, 100_000_000, 10_000),
   },
