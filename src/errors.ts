@@ -35,6 +35,7 @@ export const errorStatus = {
   method_not_allowed: 405,
   webhook_limit_reached: 409,
   webhook_account_limit_reached: 409,
+  api_key_limit_reached: 409,
   delivery_in_progress: 409,
   delivery_retry_limit_reached: 409,
   request_timeout: 408,

@@ -126,8 +126,9 @@ export async function createAppContext(config: Config, database: Database, optio
     },
   );
   const stamps = stampService(stampsRepo, verifier, issuers, Date.now, { limits: credentialLimits, maxStamps: config.maxStampsPerRequest });
-  const apiKeys = apiKeyService(apiKeysRepository(database.db), accountsRepo, {
+  const apiKeys = apiKeyService(apiKeysRepository(database), accountsRepo, {
     ttlMs: config.apiKeyCacheTtlMs,
+    maxPerAccount: config.maxApiKeysPerAccount,
     notifyChange: (prefix) => bus.publish('apiKeyChanged', { prefix }),
   });
   const staking = createStakingServices(config, database);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { BudgetCounters } from '../http/rate-limit.js';
+import { budgetCounters } from '../http/rate-limit.js';
 import { portalPageRoutes } from '../portal/routes/portal-page.js';
 import { devWalletService } from '../portal/dev-wallet.js';
 import { accountRoutes } from '../portal/routes/account.js';
@@ -38,7 +38,7 @@ import type { Metrics } from './metrics.js';
  * | development only               | devWalletRoutes     | /v2/account/dev-wallet[/session]                             |
  * | none (static files)            | portalPageRoutes    | /portal/…                                                    |
  * | API key or portal cookie       | signingMessageRoute | /registry/signing-message                                    |
- * |   (one budget per key)         | submitPassportRoute | /registry/submit-passport                                    |
+ * |   (key + account budgets)      | submitPassportRoute | /registry/submit-passport                                    |
  * |                                | scoreRoutes         | /registry/score/{scorer_id}[/{address}]                      |
  * |                                | stakeRoutes         | /registry/{token}-stake/{address}                            |
  * |                                | stampsRoutes        | /registry/stamps/{address}, /registry/stamp-metadata         |
@@ -57,20 +57,16 @@ import type { Metrics } from './metrics.js';
  */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics | null): Promise<void> {
   const { config } = ctx;
-  const counters: BudgetCounters = {
-    redis: ctx.redis,
-    redisWatch: ctx.redisWatch,
-    onRejected: metrics ? (budget) => metrics.rateLimitRejected(budget) : undefined,
-  };
+  const counters = budgetCounters(ctx.redis, ctx.redisWatch, metrics ? (budget) => metrics.rateLimitRejected(budget) : undefined);
   if (config.scoringApiEnabled) {
     const keyScope = {
       apiKeys: ctx.apiKeys,
-      withoutKey: portalSessionAuthentication(config, ctx.portal.sessions),
+      withoutKey: portalSessionAuthentication(config, ctx.portal.sessions, ctx.apiKeys.accountBudget),
       windowMs: config.rateLimitWindowMs,
       tier4: config.rateLimitTier4,
       counters,
     };
-    await app.register(async (scope) => portalSessionRoutes(scope, { sessions: ctx.portal.sessions, config, counters }));
+    await app.register(async (scope) => portalSessionRoutes(scope, { sessions: ctx.portal.sessions, config, counters, accountBudget: ctx.apiKeys.accountBudget }));
     await app.register(async (scope) => accountRoutes(scope, { account: ctx.portal.account, keyScope }));
     await app.register(async (scope) =>
       devWalletRoutes(scope, {

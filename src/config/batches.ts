@@ -52,7 +52,7 @@ export const batchSettings: Settings<BatchConfig> = {
   batchDailyAddresses: {
     key: 'batchDailyAddresses',
     name: 'BATCH_DAILY_ADDRESSES',
-    description: 'Addresses one API key may queue in asynchronous batches per UTC day, by key tier: four numbers, tiers 1 to 4',
+    description: 'Addresses one account (all its API keys and its portal session) may queue in asynchronous batches per UTC day, by the account\'s tier: four numbers, tiers 1 to 4',
     defaultText: '100000,500000,2000000,10000000',
     parse: tierList('BATCH_DAILY_ADDRESSES', [100_000, 500_000, 2_000_000, 10_000_000]),
   },

@@ -6,6 +6,7 @@ export interface ScoringConfig {
   apiKeyCacheTtlMs: number;
   rateLimitTier4: number;
   rateLimitWindowMs: number;
+  maxApiKeysPerAccount: number;
   trustedIssuers: string[];
   stampCatalogueFile: string | null;
   credentialCacheSize: number;
@@ -40,7 +41,7 @@ export const scoringSettings: Settings<ScoringConfig> = {
   rateLimitTier4: {
     key: 'rateLimitTier4',
     name: 'RATE_LIMIT_TIER4',
-    description: 'Requests per window for tier-4 keys (tiers 1–3 are fixed at 125, 350 and 2000)',
+    description: 'Requests per window for tier-4 keys and accounts (tiers 1–3 are fixed at 125, 350 and 2000)',
     defaultText: '10000',
     parse: integer('RATE_LIMIT_TIER4', 2001, 100_000_000, 10_000),
   },
@@ -51,6 +52,14 @@ export const scoringSettings: Settings<ScoringConfig> = {
     description: 'Length of the rate-limit window',
     defaultText: '900000 (15 minutes)',
     parse: integer('RATE_LIMIT_WINDOW_MS', 1000, 86_400_000, 900_000),
+  },
+
+  maxApiKeysPerAccount: {
+    key: 'maxApiKeysPerAccount',
+    name: 'MAX_API_KEYS_PER_ACCOUNT',
+    description: 'Live API keys one account may hold (account routes and CLI alike); one more is 409 `api_key_limit_reached`',
+    defaultText: '20',
+    parse: integer('MAX_API_KEYS_PER_ACCOUNT', 1, 10_000, 20),
   },
 
   trustedIssuers: {

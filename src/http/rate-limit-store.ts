@@ -55,6 +55,24 @@ export class WindowCounters {
     return { current: before + units, ttl: this.counters.get(key)!.resetAt - now, added: true };
   }
 
+  /**
+   * Adds `units` to every key's count if each result stays within its `maxes` entry; otherwise
+   * counts nothing anywhere. `counts` are the counts after, in the order of `keys`.
+   */
+  incrAllWithin(keys: readonly string[], units: number, maxes: readonly number[], windowMs: number, now: number = Date.now()): { counts: Counted[]; added: boolean } {
+    this.expire(now);
+    const fits = keys.every((key, i) => (this.counters.get(key)?.current ?? 0) + units <= maxes[i]!);
+    const counts = keys.map((key, i) => {
+      if (fits) {
+        const { current, ttl } = this.incrWithin(key, units, maxes[i]!, windowMs, now);
+        return { current, ttl };
+      }
+      const existing = this.counters.get(key);
+      return { current: existing?.current ?? 0, ttl: existing ? existing.resetAt - now : windowMs };
+    });
+    return { counts, added: fits };
+  }
+
   /** Removes every counter whose window has ended by `now`. */
   expire(now: number): void {
     while (this.ends.length > 0 && this.ends[0]! <= now) {
@@ -124,6 +142,54 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {current, ttl, 1}
 `;
+
+// Several budgets at once (a key's and its account's), one unit each: every count, then its window.
+const incrAllScript = `
+local out = {}
+for _, key in ipairs(KEYS) do
+  local current = redis.call('INCR', key)
+  if current == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then redis.call('PEXPIRE', key, ARGV[1]); ttl = tonumber(ARGV[1]) end
+  out[#out + 1] = current
+  out[#out + 1] = ttl
+end
+return out
+`;
+
+// Several budgets charged `units` at once, in all of them or in none (ARGV[3..]: each key's max).
+const incrAllWithinScript = `
+local units = tonumber(ARGV[2])
+local before = {}
+local fits = 1
+for i, key in ipairs(KEYS) do
+  before[i] = tonumber(redis.call('GET', key) or '0')
+  if before[i] + units > tonumber(ARGV[2 + i]) then fits = 0 end
+end
+local out = {fits}
+for i, key in ipairs(KEYS) do
+  local current = before[i]
+  if fits == 1 then
+    current = redis.call('INCRBY', key, units)
+    if current == units then redis.call('PEXPIRE', key, ARGV[1]) end
+  end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then
+    if fits == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+    ttl = tonumber(ARGV[1])
+  end
+  out[#out + 1] = current
+  out[#out + 1] = ttl
+end
+return out
+`;
+
+/** Pairs of a Redis reply (count, ttl, count, ttl, …) from `offset` on. */
+function countsOf(reply: readonly number[], offset: number): Counted[] {
+  const counts: Counted[] = [];
+  for (let i = offset; i + 1 < reply.length; i += 2) counts.push({ current: reply[i]!, ttl: reply[i + 1]! });
+  return counts;
+}
 
 /** How long the store counts locally after Redis failed before it tries Redis again. */
 export const REDIS_PROBE_INTERVAL_MS = 1000;
@@ -226,6 +292,56 @@ export function resilientRateLimitStore(
           },
         )
         .then((counted) => callback(null, counted));
+    }
+
+    /**
+     * Counts one unit in each of several budgets (an API key's and its account's); as
+     * `countLocally`, null when Redis counts (through `incrAll`).
+     */
+    countAllLocally(keys: readonly string[], windowMs: number): Counted[] | null {
+      if (redis && !lost) return null;
+      if (lost) probe();
+      return keys.map((key) => incrLocal(key, windowMs));
+    }
+
+    /** One unit in each of several budgets, in one Redis command (all or, on failure, all locally). */
+    incrAll(keys: readonly string[], callback: (error: Error | null, result: Counted[] | null) => void, windowMs: number): void {
+      const local = this.countAllLocally(keys, windowMs);
+      if (local) {
+        callback(null, local);
+        return;
+      }
+      redis!
+        .eval(incrAllScript, keys.length, ...keys.map((key) => `${prefix}${key}`), windowMs)
+        .then(
+          (reply) => {
+            failuresInARow = 0;
+            watch?.back();
+            return countsOf(reply as number[], 0);
+          },
+          (error: Error) => {
+            commandFailed(error);
+            return keys.map((key) => incrLocal(key, windowMs));
+          },
+        )
+        .then((counted) => callback(null, counted));
+    }
+
+    /** `units` more of each of several budgets when they fit within every one's max, else none. */
+    async incrAllWithin(keys: readonly string[], units: number, maxes: readonly number[], windowMs: number): Promise<{ counts: Counted[]; added: boolean }> {
+      if (!redis || lost) {
+        if (lost) probe();
+        return local.incrAllWithin(keys, units, maxes, windowMs);
+      }
+      try {
+        const reply = (await redis.eval(incrAllWithinScript, keys.length, ...keys.map((key) => `${prefix}${key}`), windowMs, units, ...maxes)) as number[];
+        failuresInARow = 0;
+        watch?.back();
+        return { counts: countsOf(reply, 1), added: reply[0] === 1 };
+      } catch (error) {
+        commandFailed(error as Error);
+        return local.incrAllWithin(keys, units, maxes, windowMs);
+      }
     }
 
     /**

@@ -8,6 +8,9 @@ import { type Counted, resilientRateLimitStore } from './rate-limit-store.js';
 /** Which budget refused a request, as the metrics name it: an API key's tier or an anonymous surface. */
 export type RejectedBudget = number | 'wallet' | 'stake_events' | 'public' | 'portal';
 
+/** The counters of a process: in Redis when it is there, else (and while it is lost) in this process. */
+export type RateLimitStore = InstanceType<ReturnType<typeof resilientRateLimitStore>>;
+
 /**
  * Where a process counts its budgets (Redis, shared by every process, or this process alone) and
  * who hears of a refusal: what every surface's route plugin is given to register its budget.
@@ -17,8 +20,25 @@ export interface BudgetCounters {
   redis: Redis | null;
   /** Logs the loss and return of Redis once per outage for the process. */
   redisWatch: RedisWatch | null;
+  /**
+   * The process's one store, for budgets that several scopes spend from (an API key's and its
+   * account's, on the account routes as on the scoring routes): without Redis a store of each
+   * scope's own would count them apart.
+   */
+  store: RateLimitStore;
   /** Told of each refused request (the request metrics count them). */
   onRejected?: (budget: RejectedBudget) => void;
+}
+
+/** The budget counters of a process, with its one shared store. */
+export function budgetCounters(redis: Redis | null, redisWatch: RedisWatch | null, onRejected?: (budget: RejectedBudget) => void): BudgetCounters {
+  return { redis, redisWatch, store: new (resilientRateLimitStore(redis, redisWatch))(), onRejected };
+}
+
+/** A budget that encloses the request's own (its account's, around its key's): both are spent, and both must allow. */
+export interface EnclosingBudget {
+  key: (request: FastifyRequest) => string;
+  max: (request: FastifyRequest) => number;
 }
 
 /** What every budget of the service is made of; each surface says only whom it counts and how many. */
@@ -33,7 +53,28 @@ export interface RateLimitOptions {
   redis: Redis | null;
   /** Logs the loss and return of Redis once per outage for the process. */
   redisWatch: RedisWatch | null;
+  /** Counts in this store (shared with other scopes) rather than one of the budget's own. */
+  store?: RateLimitStore;
+  /** Every request also spends from this budget, and is refused when either is spent. */
+  within?: EnclosingBudget;
   onRejected?: (request: FastifyRequest) => void;
+}
+
+/** Which of a request's budgets its headers report: the one that refused (the longest wait), else the one with least left. */
+function bindingIndex(counts: readonly Counted[], limits: readonly number[]): number {
+  let best = 0;
+  for (let i = 1; i < counts.length; i++) {
+    const over = counts[i]!.current > limits[i]!;
+    const bestOver = counts[best]!.current > limits[best]!;
+    if (over !== bestOver) {
+      if (over) best = i;
+      continue;
+    }
+    const left = limits[i]! - counts[i]!.current;
+    const bestLeft = limits[best]! - counts[best]!.current;
+    if (over ? counts[i]!.ttl > counts[best]!.ttl : left < bestLeft || (left === bestLeft && counts[i]!.ttl > counts[best]!.ttl)) best = i;
+  }
+  return best;
 }
 
 /** Charges a request more than the one unit every request costs. */
@@ -56,7 +97,8 @@ export interface RateBudget {
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RateBudget> {
   const max = options.max;
   const limitOf = typeof max === 'number' ? () => max : max;
-  const store = new (resilientRateLimitStore(options.redis, options.redisWatch))();
+  const store = options.store ?? new (resilientRateLimitStore(options.redis, options.redisWatch))();
+  const within = options.within;
 
   // Headers on every answer, and the refusal once the count is over the limit.
   const answer = (request: FastifyRequest, reply: FastifyReply, limit: number, counted: Counted): Error | undefined => {
@@ -74,7 +116,43 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     return new AppError('rate_limited', options.message(limit, durationText(seconds)));
   };
 
+  // A request spends one unit of its own budget and of the enclosing one; the headers report the binding one.
+  const countWithin = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, enclosing: EnclosingBudget): void => {
+    let keys: string[];
+    let limits: number[];
+    let counted: Counted[] | null;
+    let refusal: Error | undefined;
+    try {
+      keys = [options.key(request), enclosing.key(request)];
+      limits = [limitOf(request), enclosing.max(request)];
+      counted = store.countAllLocally(keys, options.windowMs);
+      if (counted) {
+        const i = bindingIndex(counted, limits);
+        refusal = answer(request, reply, limits[i]!, counted[i]!);
+      }
+    } catch (failure) {
+      return done(failure as Error);
+    }
+    if (counted) return done(refusal);
+    store.incrAll(
+      keys,
+      (error, result) => {
+        if (error || !result) return done(error ?? new Error('the rate-limit store counted nothing'));
+        let refusal: Error | undefined;
+        try {
+          const i = bindingIndex(result, limits);
+          refusal = answer(request, reply, limits[i]!, result[i]!);
+        } catch (failure) {
+          refusal = failure as Error;
+        }
+        done(refusal);
+      },
+      options.windowMs,
+    );
+  };
+
   const count = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    if (within) return countWithin(request, reply, done, within);
     let limit: number;
     let key: string;
     let counted: Counted | null;
@@ -117,8 +195,18 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   return {
     async spend(request, reply, units) {
       if (units <= 0) return;
-      const limit = limitOf(request);
-      const charged = await store.incrWithin(options.key(request), units, limit, options.windowMs);
+      let limit = limitOf(request);
+      let charged: { current: number; ttl: number; added: boolean };
+      if (within) {
+        const limits = [limit, within.max(request)];
+        const all = await store.incrAllWithin([options.key(request), within.key(request)], units, limits, options.windowMs);
+        // Reported as the request's hook did: the budget with least left after the units (or before, refused).
+        const i = bindingIndex(all.counts, limits);
+        limit = limits[i]!;
+        charged = { ...all.counts[i]!, added: all.added };
+      } else {
+        charged = await store.incrWithin(options.key(request), units, limit, options.windowMs);
+      }
       const seconds = Math.max(1, Math.ceil(charged.ttl / 1000));
       reply.header('ratelimit-remaining', Math.max(0, limit - charged.current));
       reply.header('ratelimit-reset', seconds);

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { AppError } from '../errors.js';
 import type { ResponseObserver } from '../http/response-observers.js';
 import { presentsApiKey } from '../scoring/accounts/api-key-auth.js';
-import type { Caller } from '../scoring/accounts/api-keys.service.js';
+import type { Caller, Tier } from '../scoring/accounts/api-keys.service.js';
 import { permissionNames } from '../scoring/accounts/permissions.js';
 import { isCsrfTokenOf, type PortalSession, type PortalSessionService } from './portal-sessions.service.js';
 import type { UsageCounter } from './usage-counter.js';
@@ -26,8 +26,6 @@ declare module 'fastify' {
 
 export const PORTAL_COOKIE = 'stampgate_portal';
 export const CSRF_HEADER = 'x-csrf-token';
-/** The rate-limit tier of a portal session's requests (its own budget, apart from every key's). */
-export const PORTAL_SESSION_TIER = 2;
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The value of one cookie of a `Cookie` header, or undefined. */
@@ -59,13 +57,24 @@ export function sessionCookie(config: PortalSite, request: FastifyRequest, token
 }
 
 /**
- * What the API routes see of a portal session: the account owner, every permission, a budget of
- * its own. Its key id is minus the account id: never a real key's, and distinct per account for
- * anything counted per key (batch quotas); usage counting skips it.
+ * What the API routes see of a portal session: the account owner, every permission, the account's
+ * tier (never more) and so the account's budget, which the session spends with every key of the
+ * account. Its key id is minus the account id: never a real key's; usage counting skips it.
  */
-function sessionCaller(session: PortalSession): Caller {
-  return { keyId: -session.accountId, accountId: session.accountId, prefix: `portal-${session.accountId}`, tier: PORTAL_SESSION_TIER, permissions: permissionNames };
+function sessionCaller(session: PortalSession, budget: { tier: Tier; name: string }): Caller {
+  return {
+    keyId: -session.accountId,
+    accountId: session.accountId,
+    prefix: `portal-${session.accountId}`,
+    tier: budget.tier,
+    accountTier: budget.tier,
+    accountBudget: budget.name,
+    permissions: permissionNames,
+  };
 }
+
+/** An account's budget: its tier and counter (`ApiKeyService#accountBudget`). */
+export type AccountBudgetOf = (accountId: number) => Promise<{ tier: Tier; name: string }>;
 
 /**
  * A portal session cookie authenticates a request to the HTTP API like an API key of its
@@ -81,7 +90,7 @@ function sessionCaller(session: PortalSession): Caller {
  * session routes alone; the API-key routes through `apiKeyAuthentication`, in the same hook as
  * the key): requests without a session cookie pass without a promise or a query.
  */
-export function portalSessionAuthentication(config: PortalSite, sessions: PortalSessionService) {
+export function portalSessionAuthentication(config: PortalSite, sessions: PortalSessionService, accountBudget: AccountBudgetOf) {
   const resolve = async (request: FastifyRequest, token: string, unsafe: boolean, presented: string | string[] | undefined) => {
     const session = await sessions.resolve(token);
     if (!session) return;
@@ -101,7 +110,7 @@ export function portalSessionAuthentication(config: PortalSite, sessions: Portal
     }
     request.portalSession = session;
     request.portalToken = token;
-    request.caller = sessionCaller(session);
+    request.caller = sessionCaller(session, await accountBudget(session.accountId));
   };
   return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     if (presentsApiKey(request)) return done();

@@ -31,7 +31,7 @@ describe.each(databaseKinds)('0014-key-permissions on %s', (kind) => {
       await db.insertInto('api_keys').values([key('aaaaaaaa', 1, 1), key('bbbbbbbb', 1, 0), key('cccccccc', 0, 1)]).execute();
 
       expect(await migrateToLatest(database)).toContain('0014-key-permissions');
-      const keys = apiKeyService(apiKeysRepository(database.db), accountsRepository(database.db));
+      const keys = apiKeyService(apiKeysRepository(database), accountsRepository(database.db));
       expect((await keys.list()).map((k) => [k.prefix, k.permissions])).toEqual([
         ['aaaaaaaa', ['submit_passports', 'read_scores', 'create_scorers']],
         ['bbbbbbbb', ['submit_passports', 'create_scorers']],

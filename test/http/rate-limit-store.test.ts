@@ -82,6 +82,43 @@ describe('WindowCounters (the per-process rate-limit store)', () => {
   });
 });
 
+describe('several budgets at once (a key\'s and its account\'s)', () => {
+  it('charges units to every budget only when they fit in each, per process', () => {
+    const counters = new WindowCounters();
+    expect(counters.incrAllWithin(['key', 'account'], 3, [5, 10], 1000, 0)).toEqual({ counts: [{ current: 3, ttl: 1000 }, { current: 3, ttl: 1000 }], added: true });
+    // Fits the account, not the key: nothing anywhere.
+    expect(counters.incrAllWithin(['key', 'account'], 3, [5, 10], 1000, 100)).toEqual({ counts: [{ current: 3, ttl: 900 }, { current: 3, ttl: 900 }], added: false });
+    expect(counters.incrAllWithin(['other', 'account'], 7, [125, 10], 1000, 200)).toMatchObject({ added: true, counts: [{ current: 7 }, { current: 10 }] });
+    expect(counters.incrAllWithin(['key', 'account'], 1, [5, 10], 1000, 300)).toMatchObject({ added: false, counts: [{ current: 3 }, { current: 10 }] });
+  });
+
+  it.each(redisUrl ? (['without Redis', 'with Redis'] as const) : (['without Redis'] as const))('counts one unit in each, %s', async (mode) => {
+    const withRedis = mode === 'with Redis';
+    const redis = withRedis ? new Redis(redisUrl!, { lazyConnect: true }) : null;
+    await redis?.connect();
+    const prefix = `stampgate:test:${randomBytes(6).toString('hex')}:`;
+    try {
+      const store = new (resilientRateLimitStore(redis, null, prefix))();
+      const incrAll = (keys: string[]) =>
+        new Promise<{ current: number; ttl: number }[]>((resolve, reject) =>
+          store.incrAll(keys, (error, result) => (error || !result ? reject(error) : resolve(result)), 30_000),
+        );
+      expect((await incrAll(['key:a', 'account:1'])).map((c) => c.current)).toEqual([1, 1]);
+      expect((await incrAll(['key:b', 'account:1'])).map((c) => c.current)).toEqual([1, 2]);
+      const spent = await store.incrAllWithin(['key:a', 'account:1'], 3, [125, 4], 30_000);
+      expect(spent).toMatchObject({ added: false, counts: [{ current: 1 }, { current: 2 }] });
+      expect(await store.incrAllWithin(['key:a', 'account:1'], 2, [125, 4], 30_000)).toMatchObject({ added: true, counts: [{ current: 3 }, { current: 4 }] });
+      for (const counted of (await incrAll(['key:a', 'account:1']))) expect(counted.ttl).toBeGreaterThan(25_000);
+    } finally {
+      if (redis) {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        redis.disconnect();
+      }
+    }
+  });
+});
+
 describe.runIf(redisUrl)('the Redis rate-limit store', () => {
   it('gives every counter a TTL of its window, so Redis expires it', async () => {
     const redis = new Redis(redisUrl!, { lazyConnect: true });

@@ -156,22 +156,23 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       expect((await t.ctx.apiKeys.list(seeded.account.id)).length).toBe(2);
     });
 
-    it('lets a portal session use the scoring API of its own account, under a budget of its own', async () => {
+    it('lets a portal session use the scoring API of its own account, under its account\'s budget', async () => {
       const login = await portalSignIn(t.app, alice);
       const scorer = (await call(login, 'POST', '/v2/account/scorers', { name: 'S' })).json();
       const submit = await call(login, 'POST', '/registry/submit-passport', { address: bob.address, scorer_id: scorer.id });
       expect(submit.statusCode, submit.body).toBe(200);
-      expect(submit.headers['ratelimit-limit']).toBe('350');
+      // A new account holds no key: tier 1, as every self-service key.
+      expect(submit.headers['ratelimit-limit']).toBe('125');
       const read = await call(login, 'GET', `/registry/score/${scorer.id}/${bob.address}`);
       expect(read.json().address).toBe(bob.address);
       const seeded = await seedAccount(t.ctx);
       const foreign = await call(login, 'GET', `/registry/score/${seeded.scorer.id}/${bob.address}`);
       expect(foreign.statusCode).toBe(404);
-      // Per-key bookkeeping (the batch quota) of a session is its account's, never a real key's.
+      // The batch quota a session spends is its account's.
       const batch = await call(login, 'POST', `/v2/scorers/${scorer.id}/batches`, { addresses: [bob.address, alice.address] });
       expect(batch.statusCode, batch.body).toBe(202);
-      const quota = await t.ctx.database.db.selectFrom('batch_usage').select(['key_id', 'addresses']).execute();
-      expect(quota.map((row) => [Number(row.key_id), Number(row.addresses)])).toEqual([[-login.accountId, 2]]);
+      const quota = await t.ctx.database.db.selectFrom('batch_usage').select(['account_id', 'addresses']).execute();
+      expect(quota.map((row) => [Number(row.account_id), Number(row.addresses)])).toEqual([[login.accountId, 2]]);
     });
 
     it('lets a key header win over the session cookie, on the API routes and on the session routes', async () => {
@@ -189,7 +190,8 @@ describe.each(databaseKinds)('portal sign-in and account routes on %s', (kind) =
       const seeded = await seedAccount(t.ctx);
       const asKey = await t.app.inject({ method: 'GET', url, headers: { cookie: login.cookie, 'x-api-key': seeded.key } });
       expect(asKey.statusCode).toBe(404);
-      expect(asKey.headers['ratelimit-limit']).not.toBe('350');
+      // Counted in that key's account, not the session's (which has spent three units).
+      expect(asKey.headers['ratelimit-remaining']).toBe('124');
       // The session routes read the cookie on their own, under the same rule.
       expect((await t.app.inject({ method: 'GET', url: '/v2/account/session', headers: { cookie: login.cookie } })).statusCode).toBe(200);
       const withKey = await t.app.inject({ method: 'GET', url: '/v2/account/session', headers: { cookie: login.cookie, 'x-api-key': seeded.key } });

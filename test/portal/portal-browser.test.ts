@@ -201,6 +201,9 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       await poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 }).toBe('Scorers');
       const account = await t.ctx.accounts.accountOfOwner(wallet.address);
       expect(account).not.toBeNull();
+      // The operator grants the account tier 2 (a key of that tier): the page's own requests, which
+      // spend the account's budget, then leave the tier-1 key made below its own 125 measured whole.
+      await t.ctx.apiKeys.create(account!.id, { tier: 2, name: 'granted' });
 
       // A scorer: binary, threshold 15, one weight override.
       await page.getByLabel('Name').fill('Airdrop gate');

@@ -24,7 +24,7 @@ describe.each(databaseKinds)('usage counters on %s', (kind) => {
   beforeEach(async () => {
     ({ test, database } = await openMigratedTestDatabase(kind));
     const account = await accountsRepository(database.db).insertAccount('a', Date.now());
-    const keys = apiKeyService(apiKeysRepository(database.db), accountsRepository(database.db));
+    const keys = apiKeyService(apiKeysRepository(database), accountsRepository(database.db));
     keyIds = [(await keys.create(account.id)).apiKey.id, (await keys.create(account.id)).apiKey.id];
   });
   afterEach(async () => {

@@ -23,6 +23,7 @@ import { modelScores } from './0023-model-scores.js';
 import { bountyOrderFields } from './0024-bounty-order-fields.js';
 import { webhookFairness } from './0025-webhook-fairness.js';
 import { batchUploads } from './0026-batch-uploads.js';
+import { accountBatchUsage } from './0027-account-batch-usage.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -52,5 +53,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0024-bounty-order-fields': bountyOrderFields(dialect),
     '0025-webhook-fairness': webhookFairness(dialect),
     '0026-batch-uploads': batchUploads(),
+    '0027-account-batch-usage': accountBatchUsage(dialect),
   };
 }

@@ -52,9 +52,9 @@ export interface BatchChunksTable {
   lease_expires_at: number | null;
 }
 
-/** Addresses a key queued in batches on one UTC day (the daily quota). */
+/** Addresses an account (any of its keys, its portal session) queued in batches on one UTC day (the daily quota). */
 export interface BatchUsageTable {
-  key_id: number;
+  account_id: number;
   day: string;
   addresses: number;
 }

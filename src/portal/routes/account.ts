@@ -55,8 +55,8 @@ export interface AccountRouteDeps {
 
 /**
  * Account management over HTTP (tag `account`): the routes the developer portal uses, open to
- * integrators' keys too. The same per-key budget as the scoring routes (a portal session has a
- * budget of its own).
+ * integrators' keys too. The same key and account budgets as the scoring routes, in the same
+ * store, so creating a key spends them too (a portal session spends its account's).
  */
 export async function accountRoutes(instance: FastifyInstance, deps: AccountRouteDeps): Promise<void> {
   const app = typed(instance);
@@ -118,8 +118,8 @@ export async function accountRoutes(instance: FastifyInstance, deps: AccountRout
     {
       schema: {
         tags, summary: 'Create an API key (shown once)',
-        description: `A tier-1 key with a label and permissions (default: all but historical_endpoint); an API key can only give permissions it has. The full key is in this answer only.${who}`,
-        security, body: NewKey, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 413, 415, 429) },
+        description: `A tier-1 key with a label and permissions (default: all but historical_endpoint); an API key can only give permissions it has. The full key is in this answer only. It shares the account's rate budget and daily batch quota; an account holds at most MAX_API_KEYS_PER_ACCOUNT live keys (409 \`api_key_limit_reached\`).${who}`,
+        security, body: NewKey, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {

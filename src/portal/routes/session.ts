@@ -8,7 +8,7 @@ import { typed } from '../../http/typebox.js';
 import { formatScoringTimestamp } from '../../scoring/timestamps.js';
 import { siweSite } from '../../sessions/siwe-checks.js';
 import type { PortalSession, PortalSessionService } from '../portal-sessions.service.js';
-import { type PortalSite, portalSessionAuthentication, sessionCookie } from '../session-auth.js';
+import { type AccountBudgetOf, type PortalSite, portalSessionAuthentication, sessionCookie } from '../session-auth.js';
 import { PortalSessionBody, PortalSiweNonce, SignInBody } from '../account.schema.js';
 
 /** Sign-in attempts and session reads per minute from one client address. */
@@ -31,6 +31,8 @@ export interface PortalSessionRouteDeps {
   sessions: PortalSessionService;
   config: PortalSite & Pick<Config, 'siweAllowedChainIds' | 'portalSessionTtlSeconds'>;
   counters: BudgetCounters;
+  /** An account's budget, which a session's caller carries. */
+  accountBudget: AccountBudgetOf;
 }
 
 /** Developer portal sign-in with Ethereum: a nonce, the signed message for a session cookie, the session, sign-out. */
@@ -38,7 +40,7 @@ export async function portalSessionRoutes(instance: FastifyInstance, deps: Porta
   const app = typed(instance);
   const { sessions } = deps;
   const siteOf = (request: FastifyRequest) => siweSite(deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`);
-  app.addHook('onRequest', portalSessionAuthentication(deps.config, sessions));
+  app.addHook('onRequest', portalSessionAuthentication(deps.config, sessions, deps.accountBudget));
   await registerIpRateLimit(app, {
     name: 'portal',
     max: PORTAL_SIGN_IN_IP_BUDGET,

@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { AccountsRepository } from './accounts.repository.js';
-import type { ApiKeyRow, ApiKeysRepository } from './api-keys.repository.js';
+import type { ApiKeyRow, ApiKeysRepository, AuthenticatedKeyRow } from './api-keys.repository.js';
 import {
   defaultPermissions,
   isPermission,
@@ -33,7 +33,12 @@ export interface Caller {
   keyId: number;
   accountId: number;
   prefix: string;
+  /** The tier of the key's own budget; never above `accountTier`. */
   tier: Tier;
+  /** The tier of the account's budget, which all its keys and its portal session share. */
+  accountTier: Tier;
+  /** The counter of the account's budget (`accountBudgetName`). */
+  accountBudget: string;
   permissions: readonly Permission[];
 }
 
@@ -94,9 +99,14 @@ function checkedPermissions(permissions: readonly string[]): Permission[] {
   return normalizePermissions(permissions as Permission[]);
 }
 
+/** Live keys an account may hold unless the operator sets MAX_API_KEYS_PER_ACCOUNT. */
+export const DEFAULT_MAX_API_KEYS_PER_ACCOUNT = 20;
+
 export interface KeyCacheOptions {
   ttlMs: number;
   maxEntries?: number;
+  /** Live keys one account may hold (every way of creating one); default DEFAULT_MAX_API_KEYS_PER_ACCOUNT. */
+  maxPerAccount?: number;
   /** Tells other processes to drop a changed key from their caches. */
   notifyChange?: (prefix: string) => Promise<void>;
 }
@@ -116,7 +126,7 @@ export function apiKeyService(
     const now = clock();
     const cached = cache.get(prefix);
     if (cached && now - cached.readAt < cacheOptions.ttlMs) return cached;
-    const known = knownKey(await repo.findByPrefix(prefix), now);
+    const known = knownKey(await repo.findForAuthentication(prefix), now);
     if (cacheOptions.ttlMs > 0) {
       // Re-inserted, so the map runs oldest read first: stale entries (with the last key each
       // verified) are dropped from its front at every read, not kept until their prefix returns.
@@ -151,7 +161,8 @@ export function apiKeyService(
       if (name.length === 0 || name.length > 200) throw new AppError('invalid_request', 'The key name must be 1 to 200 characters.');
       const prefix = randomPrefix();
       const key = `${prefix}.${randomBytes(32).toString('base64url')}`;
-      const row = await repo.insert({
+      const maxPerAccount = cacheOptions.maxPerAccount ?? DEFAULT_MAX_API_KEYS_PER_ACCOUNT;
+      const row = await repo.insertWithin(maxPerAccount, {
         account_id: accountId,
         prefix,
         key_hash: hashApiKey(key),
@@ -161,6 +172,9 @@ export function apiKeyService(
         revoked_at: null,
         created_at: clock(),
       });
+      if (!row) {
+        throw new AppError('api_key_limit_reached', `Account ${accountId} has ${maxPerAccount} live API keys already (MAX_API_KEYS_PER_ACCOUNT); revoke one first.`);
+      }
       return { key, apiKey: toApiKey(row) };
     },
 
@@ -214,6 +228,16 @@ export function apiKeyService(
 
     cachedCaller,
 
+    /**
+     * The account's budget: its tier, the highest among its live keys (an operator grants a tier by
+     * creating a key of it; the account routes create tier-1 keys only), 1 without any, and its counter.
+     */
+    async accountBudget(accountId: number): Promise<{ tier: Tier; name: string }> {
+      const row = await repo.accountBudget(accountId);
+      if (!row) throw new AppError('not_found', `There is no account ${accountId}.`);
+      return { tier: (row.tier ?? 1) as Tier, name: accountBudgetName(accountId, row.createdAt) };
+    },
+
     /** Resolves a presented key to its caller, or throws 401. */
     async authenticate(presented: string | undefined): Promise<Caller> {
       if (presented === undefined || presented === '') {
@@ -223,6 +247,15 @@ export function apiKeyService(
       return callerOf(match ? await lookup(match[1] as string) : unknownKey, presented);
     },
   };
+}
+
+/**
+ * The name of an account's budget counter: its id and creation time, the same in every process, and
+ * apart from an account of the same id of another database counting in the same Redis (a key's
+ * prefix is random; an account id is not).
+ */
+export function accountBudgetName(accountId: number, createdAt: number): string {
+  return `account:${accountId}.${createdAt}`;
 }
 
 /** What authentication needs of a key row (or of its absence). */
@@ -241,13 +274,16 @@ interface KnownKey {
 
 const unknownKey: KnownKey = Object.freeze({ hash: null, caller: null, readAt: 0, verified: null }) as KnownKey;
 
-function knownKey(row: ApiKeyRow | undefined, readAt: number): KnownKey {
+function knownKey(row: AuthenticatedKeyRow | undefined, readAt: number): KnownKey {
   if (!row || row.revoked_at !== null) return { hash: null, caller: null, readAt, verified: null };
   const caller: Caller = {
     keyId: row.id,
     accountId: row.account_id,
     prefix: row.prefix,
     tier: row.tier as Tier,
+    // A live key is among the account's live keys, so this is never below its own tier.
+    accountTier: Math.max(row.tier, Number(row.account_tier ?? row.tier)) as Tier,
+    accountBudget: accountBudgetName(row.account_id, Number(row.account_created_at)),
     permissions: Object.freeze(permissionsFromColumns(row)),
   };
   return { hash: row.key_hash, caller: Object.freeze(caller), readAt, verified: null };

@@ -25,9 +25,10 @@ export interface NewBatch {
   keyId: number;
   scorerId: number;
   createdAt: number;
-  /** The UTC day (YYYY-MM-DD) whose usage the batch spends, and the key's allowance for it. */
+  /** The UTC day (YYYY-MM-DD) whose usage (the account's) the batch spends, and the allowance for it. */
   day: string;
-  dailyQuota: number;
+  /** Null: no quota (the operator's batches), and nothing is counted. */
+  dailyQuota: number | null;
 }
 
 /**
@@ -36,10 +37,11 @@ export interface NewBatch {
  * elsewhere. Throws QuotaExceeded, rolling the transaction back, when it would pass the quota.
  */
 export async function spendDailyUsage(trx: Db, batch: NewBatch, total: number): Promise<void> {
+  if (batch.dailyQuota === null) return;
   const usage = await trx
     .insertInto('batch_usage')
-    .values({ key_id: batch.keyId, day: batch.day, addresses: total })
-    .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet((eb) => ({ addresses: eb('batch_usage.addresses', '+', total) })))
+    .values({ account_id: batch.accountId, day: batch.day, addresses: total })
+    .onConflict((oc) => oc.columns(['account_id', 'day']).doUpdateSet((eb) => ({ addresses: eb('batch_usage.addresses', '+', total) })))
     .returning('addresses')
     .executeTakeFirstOrThrow();
   if (Number(usage.addresses) > batch.dailyQuota) throw new QuotaExceeded(Number(usage.addresses) - total);
@@ -128,8 +130,9 @@ export function batchesRepository(database: Database) {
   }
 
   return {
-    async usage(keyId: number, day: string): Promise<number> {
-      const row = await db.selectFrom('batch_usage').select('addresses').where('key_id', '=', keyId).where('day', '=', day).executeTakeFirst();
+    /** Addresses the account queued on `day` (the daily quota is the account's). */
+    async usage(accountId: number, day: string): Promise<number> {
+      const row = await db.selectFrom('batch_usage').select('addresses').where('account_id', '=', accountId).where('day', '=', day).executeTakeFirst();
       return Number(row?.addresses ?? 0);
     },
 

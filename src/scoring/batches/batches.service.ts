@@ -25,7 +25,7 @@ export interface BatchServiceOptions {
   chunkSize: number;
   /** How long a batch is kept after it ended (DONE or CANCELLED); past it, it is answered 404 and deleted. */
   retentionMs: number;
-  /** Addresses per UTC day for keys of tier 1..4. */
+  /** Addresses per UTC day for accounts of tier 1..4 (the tier of an account: its highest live key). */
   dailyAddresses: readonly [number, number, number, number];
   /** How long a results stream of a running batch waits for its next row before it ends. */
   resultsWaitMs: number;
@@ -82,7 +82,8 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
   const { repo } = deps;
 
   function quotaOf(caller: Caller): number {
-    return options.dailyAddresses[caller.tier - 1] ?? options.dailyAddresses[0];
+    // The account's quota, shared by its keys: a key minted for it starts no fresh one.
+    return options.dailyAddresses[caller.accountTier - 1] ?? options.dailyAddresses[0];
   }
 
   /**
@@ -94,14 +95,14 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     const left = Math.max(0, quotaOf(caller) - used);
     const detail =
       asked === null
-        ? `This API key has queued its ${quotaOf(caller)} batch addresses for today (UTC); the quota renews at midnight UTC.`
-        : `This batch of ${partOfBody ? 'more than ' + (asked - 1) : asked} addresses exceeds the ${left} addresses left of this API key's daily batch quota (${quotaOf(caller)}); the quota renews at midnight UTC.`;
+        ? `This account has queued its ${quotaOf(caller)} batch addresses for today (UTC), across all its API keys; the quota renews at midnight UTC.`
+        : `This batch of ${partOfBody ? 'more than ' + (asked - 1) : asked} addresses exceeds the ${left} addresses left of this account's daily batch quota (${quotaOf(caller)}); the quota renews at midnight UTC.`;
     return new AppError('batch_quota_exceeded', detail, { 'retry-after': String(secondsToNextUtcDay(now)) });
   }
 
   /** The caller's batch addresses queued today (UTC), against which the daily quota is checked. */
   async function usedToday(caller: Caller): Promise<number> {
-    return repo.usage(caller.keyId, utcDay(clock()));
+    return repo.usage(caller.accountId, utcDay(clock()));
   }
 
   /** A batch that ended longer than the retention ago is gone, whether or not the worker deleted it yet. */
@@ -118,7 +119,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
   return {
     /**
      * The checks that need no body, run before it is read: the scorer is the caller's and the
-     * key has quota left today.
+     * account has quota left today.
      */
     async checkBeforeBody(caller: Caller, scorerId: number): Promise<void> {
       await deps.accounts.scorerOfAccount(scorerId, caller.accountId);
@@ -159,7 +160,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
         typeof input === 'string'
           ? await readAddresses([input], 'csv', { max: options.maxAddresses, bodyLimitBytes: Number.MAX_SAFE_INTEGER })
           : PackedAddresses.of(addressesFromJson(input.addresses, options.maxAddresses));
-      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, Number.MAX_SAFE_INTEGER, addresses);
+      const batch = await write(scorer.id, scorer.accountId, operatorKeyId, null, addresses);
       return { batch, accountId: scorer.accountId };
     },
 
@@ -202,7 +203,7 @@ export function batchService(deps: BatchServiceDeps, options: BatchServiceOption
     },
   };
 
-  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number, addresses: PackedAddresses): Promise<BatchView> {
+  async function write(scorerId: number, accountId: number, keyId: number, dailyQuota: number | null, addresses: PackedAddresses): Promise<BatchView> {
     const now = clock();
     const row = await storeBatch(
       deps.uploads,

@@ -23,7 +23,7 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
   });
 
   function service(ttlMs = 0, clock: () => number = Date.now) {
-    return apiKeyService(apiKeysRepository(database.db), accountsRepository(database.db), { ttlMs }, clock);
+    return apiKeyService(apiKeysRepository(database), accountsRepository(database.db), { ttlMs }, clock);
   }
 
   it('stores only a hash: neither the full key nor its secret is anywhere in the table', async () => {
@@ -141,7 +141,7 @@ describe.each(databaseKinds)('API keys on %s', (kind) => {
 
   it('changes a key’s permissions at once in its own process even with a long cache, and tells the others', async () => {
     const changed: string[] = [];
-    const keys = apiKeyService(apiKeysRepository(database.db), accountsRepository(database.db), {
+    const keys = apiKeyService(apiKeysRepository(database), accountsRepository(database.db), {
       ttlMs: 600_000,
       notifyChange: async (prefix) => void changed.push(prefix),
     });

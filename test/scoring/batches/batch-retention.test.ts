@@ -47,8 +47,8 @@ describe.each(databaseKinds)('batch retention on %s', (kind) => {
     const now = Date.now();
     await t.ctx.database.db.updateTable('batches').set({ finished_at: now - 31 * day }).where('id', '=', old).execute();
     await t.ctx.database.db.updateTable('batches').set({ finished_at: now - 29 * day }).where('id', '=', recent).execute();
-    await t.ctx.database.db.insertInto('batch_usage').values({ key_id: seeded.apiKey.id, day: dayText(now - 31 * day), addresses: 5 }).execute();
-    const usedToday = await t.ctx.batches.repo.usage(seeded.apiKey.id, dayText(now));
+    await t.ctx.database.db.insertInto('batch_usage').values({ account_id: seeded.account.id, day: dayText(now - 31 * day), addresses: 5 }).execute();
+    const usedToday = await t.ctx.batches.repo.usage(seeded.account.id, dayText(now));
     expect(usedToday).toBe(8);
 
     // Past its retention a batch is gone for readers at once, before the sweep deleted it.
@@ -67,8 +67,8 @@ describe.each(databaseKinds)('batch retention on %s', (kind) => {
     expect((await get(`/v2/batches/${recent}`)).json()).toMatchObject({ status: 'DONE', done: 3 });
     expect((await get(`/v2/batches/${recent}/results`)).body.trimEnd().split('\n')).toHaveLength(3);
     // Today's usage is what the quota reads: unchanged by the deletion.
-    expect(await t.ctx.batches.repo.usage(seeded.apiKey.id, dayText(now))).toBe(usedToday);
-    expect(await t.ctx.batches.repo.usage(seeded.apiKey.id, dayText(now - 31 * day))).toBe(0);
+    expect(await t.ctx.batches.repo.usage(seeded.account.id, dayText(now))).toBe(usedToday);
+    expect(await t.ctx.batches.repo.usage(seeded.account.id, dayText(now - 31 * day))).toBe(0);
   });
 
   it('keeps a running batch however old, and deletes the items of an upload abandoned over an hour ago, not of one under way', async () => {

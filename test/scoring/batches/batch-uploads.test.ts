@@ -89,7 +89,7 @@ describe.each(databaseKinds)('batch uploads on %s', (kind) => {
     expect(await count(t, 'batch_items')).toBe(total);
     expect(await count(t, 'batch_chunks')).toBe(Math.ceil(total / 100));
     expect(await count(t, 'batch_uploads')).toBe(0);
-    expect(await t.ctx.batches.repo.usage(seeded.apiKey.id, today())).toBe(total);
+    expect(await t.ctx.batches.repo.usage(seeded.account.id, today())).toBe(total);
   });
 
   it.each([
@@ -113,7 +113,7 @@ describe.each(databaseKinds)('batch uploads on %s', (kind) => {
     expect(answer.status).toBe(429);
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'batch_quota_exceeded' });
     expect(await count(t, 'batch_items')).toBe(0);
-    expect(await t.ctx.batches.repo.usage(small.apiKey.id, today())).toBe(0);
+    expect(await t.ctx.batches.repo.usage(small.account.id, today())).toBe(0);
     // Exactly the quota still fits.
     expect((await post(addresses(20).join('\n'), small.key, small.scorer.id)).statusCode).toBe(202);
   });
@@ -125,7 +125,7 @@ describe.each(databaseKinds)('batch uploads on %s', (kind) => {
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toEqual({ code: 'invalid_address', detail: expect.stringContaining('addresses[4999]') });
     for (const table of ['batch_items', 'batches', 'batch_uploads', 'batch_chunks'] as const) expect(await count(t, table)).toBe(0);
-    expect(await t.ctx.batches.repo.usage(seeded.apiKey.id, today())).toBe(0);
+    expect(await t.ctx.batches.repo.usage(seeded.account.id, today())).toBe(0);
   });
 
   it('refuses an account\'s third upload under way with 429 too_many_batch_uploads, not another account\'s, and frees the slot when one is answered', async () => {

@@ -11,7 +11,6 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
   let key: string;
   let scorerId: number;
   let accountId: number;
-  let keyId: number;
 
   const post = (url: string, payload: unknown, headers: Record<string, string> = {}, apiKey = key) =>
     t.app.inject({
@@ -34,7 +33,6 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     key = seeded.key;
     scorerId = seeded.scorer.id;
     accountId = seeded.account.id;
-    keyId = seeded.apiKey.id;
   });
   afterEach(async () => t.close());
 
@@ -106,10 +104,10 @@ describe.each(databaseKinds)('batch scoring on %s', (kind) => {
     expect(res.json().detail).toContain(named);
     const count = await t.ctx.database.db.selectFrom('batch_items').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(0);
-    expect(await t.ctx.batches.repo.usage(keyId, new Date().toISOString().slice(0, 10))).toBe(0);
+    expect(await t.ctx.batches.repo.usage(accountId, new Date().toISOString().slice(0, 10))).toBe(0);
   });
 
-  it('enforces the daily quota per key with 429 before anything is queued, Retry-After to the next UTC day', async () => {
+  it('enforces the daily quota per account with 429 before anything is queued, Retry-After to the next UTC day', async () => {
     const first = await post(`/v2/scorers/${scorerId}/batches`, { addresses: Array.from({ length: 15 }, (_, i) => addressNo(i + 1)) });
     expect(first.statusCode).toBe(202);
     const over = await post(`/v2/scorers/${scorerId}/batches`, { addresses: Array.from({ length: 6 }, (_, i) => addressNo(i + 1)) });

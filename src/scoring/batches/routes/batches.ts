@@ -78,8 +78,8 @@ export async function batchRoutes(instance: FastifyInstance, deps: BatchRouteDep
           description:
             `Up to ${config.batchMaxAddresses} addresses as JSON \`{"addresses":[…]}\` or \`text/csv\` (one address per line, ` +
             'optional header `address`). Answers 202 with the batch and its `Location`; the batch is scored in the background, ' +
-            "exactly once per address, and survives restarts. Needs `read_scores`. The scorer, the permission and the key's " +
-            'daily batch quota (by tier, BATCH_DAILY_ADDRESSES) are checked before the body is read, and the body is checked as it ' +
+            "exactly once per address, and survives restarts. Needs `read_scores`. The scorer, the permission and the account's " +
+            'daily batch quota (shared by its keys; by its tier, BATCH_DAILY_ADDRESSES) are checked before the body is read, and the body is checked as it ' +
             'arrives: the first invalid address is 400 `invalid_address` naming its index (CSV: its line), the address past the ' +
             'quota left today 429 `batch_quota_exceeded` with `Retry-After` to the next UTC day, each answered at once without ' +
             'reading the rest; nothing is queued or spent. At most BATCH_UPLOADS_PER_ACCOUNT ' +
