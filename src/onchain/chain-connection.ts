@@ -12,6 +12,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  getAddress,
   type Hex,
   http,
   type PublicClient,
@@ -105,7 +106,7 @@ export async function connectSender(
       const hash = await wallet.deployContract({ abi, bytecode, args });
       const receipt = await receiptOf(hash);
       if (receipt.status !== 'success' || !receipt.contractAddress) throw new OnchainAdminError(`the deployment in transaction ${hash} failed`);
-      return receipt.contractAddress;
+      return getAddress(receipt.contractAddress);
     },
     async write(address, abi, functionName, args = []) {
       // Simulating first turns a refusal into the contract's own error before any gas is spent.
