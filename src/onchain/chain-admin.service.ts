@@ -7,7 +7,8 @@
 import { type Address, getAddress, type Hex, zeroHash } from 'viem';
 import { contractAbi } from './contract-artifacts.js';
 import { connectSender, deployedChain, type OnchainFileSettings, OnchainAdminError, type SendingConnection } from './chain-connection.js';
-import { type ChainDeployment, type SignerRecord, writeChainDeployment } from './deployment-file.js';
+import { type ChainDeployment, readDeploymentFile, type SignerRecord, writeChainDeployment } from './deployment-file.js';
+import { withDeploymentFileLock } from './deployment-lock.js';
 
 export interface AdminOptions {
   config: OnchainFileSettings;
@@ -27,6 +28,17 @@ async function ownerConnection(options: AdminOptions): Promise<{ chain: SendingC
   return { chain, deployment, file };
 }
 
+/** Changes the chain's signer records as the file holds them now (another command may have written it meanwhile). */
+async function updateSigners(file: string, chainId: number, change: (signers: SignerRecord[]) => SignerRecord[]): Promise<SignerRecord[]> {
+  return withDeploymentFileLock(file, async () => {
+    const entry = (await readDeploymentFile(file)).chains.find((c) => c.chain_id === chainId);
+    if (!entry) throw new OnchainAdminError(`chain ${chainId} left ${file} while its signers changed`);
+    const signers = change(entry.signers);
+    await writeChainDeployment(file, { ...entry, signers });
+    return signers;
+  });
+}
+
 export interface SignersResult {
   chain_id: number;
   verifier: string;
@@ -42,9 +54,9 @@ export async function addSigner(options: AdminOptions, signer: Address): Promise
   const abi = contractAbi('StampgateVerifier');
   const transaction = (await chain.read<boolean>(verifier, abi, 'isSigner', [address])) ? null : await chain.write(verifier, abi, 'addSigner', [address]);
   const now = (options.now?.() ?? new Date()).toISOString();
-  const trusted = deployment.signers.some((s) => getAddress(s.address) === address && s.removed_at === null);
-  const signers = trusted ? deployment.signers : [...deployment.signers, { address, added_at: now, removed_at: null }];
-  await writeChainDeployment(file, { ...deployment, signers });
+  const signers = await updateSigners(file, options.chainId, (current) =>
+    current.some((s) => getAddress(s.address) === address && s.removed_at === null) ? current : [...current, { address, added_at: now, removed_at: null }],
+  );
   return { chain_id: options.chainId, verifier: getAddress(verifier), transaction, signers };
 }
 
@@ -55,8 +67,9 @@ export async function removeSigner(options: AdminOptions, signer: Address): Prom
   const abi = contractAbi('StampgateVerifier');
   const transaction = (await chain.read<boolean>(verifier, abi, 'isSigner', [address])) ? await chain.write(verifier, abi, 'removeSigner', [address]) : null;
   const now = (options.now?.() ?? new Date()).toISOString();
-  const signers = deployment.signers.map((s) => (getAddress(s.address) === address && s.removed_at === null ? { ...s, removed_at: now } : s));
-  await writeChainDeployment(file, { ...deployment, signers });
+  const signers = await updateSigners(file, options.chainId, (current) =>
+    current.map((s) => (getAddress(s.address) === address && s.removed_at === null ? { ...s, removed_at: now } : s)),
+  );
   return { chain_id: options.chainId, verifier: getAddress(verifier), transaction, signers };
 }
 

@@ -9,6 +9,7 @@ import { type Address, getAddress, type Hex, zeroHash } from 'viem';
 import { contractArtifact, schemaStrings, schemaUid } from './contract-artifacts.js';
 import { connectSender, OnchainAdminError } from './chain-connection.js';
 import { type ChainDeployment, writeChainDeployment } from './deployment-file.js';
+import { withDeploymentFileLock } from './deployment-lock.js';
 
 export interface DeployOptions {
   rpcUrl: string;
@@ -89,6 +90,6 @@ export async function deployOnchain(options: DeployOptions): Promise<DeployResul
     eas_version: easVersion,
     signers: [{ address: signer, added_at: (options.now?.() ?? new Date()).toISOString(), removed_at: null }],
   };
-  await writeChainDeployment(options.deploymentFile, deployment);
+  await withDeploymentFileLock(options.deploymentFile, () => writeChainDeployment(options.deploymentFile, deployment));
   return { ...deployment, signer, owner: chain.account };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Address, getAddress, type Hex, hashTypedData, parseEventLogs } from 'viem';
+import { type Address, encodeFunctionData, getAddress, type Hex, hashTypedData, parseEventLogs } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemaUid } from '../../src/onchain/contract-artifacts.js';
@@ -111,6 +111,10 @@ describe('a signed request attested and read back', () => {
       { provider: 'Google', hash: toHexSafe(1n), issuanceDate: now - 86_400n, expirationDate: now + 30n * 86_400n },
       { provider: 'Github', hash: toHexSafe(2n), issuanceDate: now - 86_400n, expirationDate: now + 60n * 86_400n },
     ]);
+
+    // A score read is cheap enough for a contract to gate on: under 50,000 gas beyond the intrinsic 21,000.
+    const getScoreGas = await client.estimateGas({ to: decoder, data: encodeFunctionData({ abi: decoderAbi, functionName: 'getScore', args: [7n, recipient] }) });
+    expect(getScoreGas - 21_000n).toBeLessThan(50_000n);
 
     // The library reader, as `onchain read` uses it: JSON-ready, big integers as text.
     const read = await readDecoder(await connectChain(optimism.anvil.url, { timeoutMs: 5000 }), decoder, recipient, 7n);
