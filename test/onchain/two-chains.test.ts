@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemaUid } from '../../src/onchain/contract-artifacts.js';
 import { connectChain } from '../../src/onchain/chain-connection.js';
 import { readDecoder } from '../../src/onchain/decoder-reader.js';
+import { deployOnchain } from '../../src/onchain/deploy.service.js';
 import { readDeploymentFile } from '../../src/onchain/deployment-file.js';
 import { decoderAbi, type DeployedChain, easAbi, startDeployedChain, temporaryDeploymentFile, verifierAbi } from '../helpers/onchain-chain.js';
 import { easSdk, revertName, schemaStrings, scoreAndPassportRequest, signRequest, toHexSafe } from '../helpers/onchain.js';
@@ -156,5 +157,28 @@ describe('a signed request attested and read back', () => {
     await optimism.submit(request, signature);
     expect(await optimism.nonceOf(other)).toBe(1n);
     expect(await sepolia.nonceOf(other)).toBe(0n);
+  });
+});
+
+describe('onchain deploy with --eas', () => {
+  it('reuses the chain\'s EAS and the registry it names, and deploys fresh Stampgate contracts beside them', async () => {
+    const again = await deployOnchain({
+      rpcUrl: sepolia.anvil.url,
+      ownerKey: sepolia.ownerKey,
+      easAddress: sepolia.deployment.eas.toLowerCase() as Address,
+      signerAddress: signer.address,
+      deploymentFile,
+      saveRpcUrl: false,
+      timeoutMs: 10_000,
+    });
+    expect(again.eas).toBe(sepolia.deployment.eas);
+    expect(again.schema_registry).toBe(sepolia.deployment.schema_registry);
+    expect(again.verifier).not.toBe(sepolia.deployment.verifier);
+    expect(again.score_schema_uid).not.toBe(sepolia.deployment.score_schema_uid);
+    const entry = (await readDeploymentFile(deploymentFile)).chains.find((c) => c.chain_id === 11155420)!;
+    expect(entry.verifier).toBe(again.verifier);
+    expect(entry.rpc_url).toBeUndefined();
+    const options = { rpcUrl: sepolia.anvil.url, ownerKey: sepolia.ownerKey, signerAddress: signer.address, deploymentFile, saveRpcUrl: false, timeoutMs: 10_000 };
+    await expect(deployOnchain({ ...options, easAddress: signer.address })).rejects.toThrow(/no contract at/);
   });
 });
