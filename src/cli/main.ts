@@ -9,6 +9,7 @@ import { dataCommand } from './commands/data.js';
 import { issuersCommand } from './commands/issuers.js';
 import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
+import { onchainCommand } from './commands/onchain.js';
 import { scorersCommand } from './commands/scorers.js';
 import { serveCommand } from './commands/serve.js';
 import { stakeCommand } from './commands/stake.js';
@@ -41,6 +42,7 @@ export function buildProgram(io: CliIo): Command {
   stakeCommand(program, io);
   dataCommand(program, io);
   batchesCommand(program, io);
+  onchainCommand(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

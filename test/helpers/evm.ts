@@ -139,11 +139,12 @@ async function rpc(url: string, method: string, params: unknown[] = []): Promise
   return body.result;
 }
 
-/** Starts anvil (instant mining, chain id 31337) and waits until it answers. */
-export async function startAnvil(): Promise<Anvil> {
+/** Starts anvil (instant mining, chain id 31337 unless told) and waits until it answers. */
+export async function startAnvil(options: { chainId?: number } = {}): Promise<Anvil> {
+  const chainId = options.chainId ?? 31337;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(anvilBinary, ['--host', '127.0.0.1', '--port', String(port), '--silent', '--chain-id', '31337'], {
+  const child: ChildProcess = spawn(anvilBinary, ['--host', '127.0.0.1', '--port', String(port), '--silent', '--chain-id', String(chainId)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -172,7 +173,7 @@ export async function startAnvil(): Promise<Anvil> {
   }
 
   const chain = defineChain({
-    id: 31337,
+    id: chainId,
     name: 'anvil',
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [url] } },

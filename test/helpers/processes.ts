@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const repoDir = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * src/ transpiled by esbuild into `<root>/dist`, beside links to node_modules, assets and
+ * src/ transpiled by esbuild into `<root>/dist`, beside links to node_modules, assets, contracts and
  * package.json (the layout dist/ has): no type-check and no tsx loader in the processes, and the
  * shared dist/ is left alone. Returns the path of the CLI entry point.
  */
@@ -22,7 +22,7 @@ export async function buildCli(root: string): Promise<string> {
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
     .map((file) => join(srcDir, file));
   await build({ entryPoints, outdir: join(root, 'dist'), outbase: srcDir, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'error' });
-  for (const name of ['node_modules', 'assets', 'package.json']) symlinkSync(join(repoDir, name), join(root, name));
+  for (const name of ['node_modules', 'assets', 'contracts', 'package.json']) symlinkSync(join(repoDir, name), join(root, name));
   return join(root, 'dist', 'cli', 'main.js');
 }
 
