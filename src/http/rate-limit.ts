@@ -6,7 +6,7 @@ import { clientAddressKey } from './client-address.js';
 import { type Counted, resilientRateLimitStore } from './rate-limit-store.js';
 
 /** Which budget refused a request, as the metrics name it: an API key's tier or an anonymous surface. */
-export type RejectedBudget = number | 'wallet' | 'stake_events' | 'public' | 'portal';
+export type RejectedBudget = number | 'wallet' | 'stake_events' | 'public' | 'portal' | 'onchain';
 
 /**
  * Where a process counts its budgets (Redis, shared by every process, or this process alone) and
