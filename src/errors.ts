@@ -32,6 +32,7 @@ export const errorStatus = {
   delivery_not_found: 404,
   batch_not_found: 404,
   model_not_found: 404,
+  chain_not_found: 404,
   method_not_allowed: 405,
   webhook_limit_reached: 409,
   webhook_account_limit_reached: 409,
@@ -53,6 +54,7 @@ export const errorStatus = {
   database_unavailable: 503,
   shutting_down: 503,
   webhooks_not_configured: 503,
+  onchain_not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -39,6 +39,7 @@ import { insertOutboxRow } from '../webhooks/delivery-queue.repository.js';
 import { createBatchServices } from '../scoring/batches/batches.module.js';
 import { createPortalServices } from '../portal/portal.module.js';
 import { createModelsModule } from '../models/models.module.js';
+import { createOnchainModule } from '../onchain/onchain.module.js';
 
 export interface ContextOptions {
   /** Where infrastructure warnings go (the server passes its logger). */
@@ -175,6 +176,7 @@ export async function createAppContext(config: Config, database: Database, optio
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
   const portal = createPortalServices(config, database, { accounts, apiKeys, ownership, log });
+  const onchain = await createOnchainModule(config, { v2: v2.scores, accounts, stamps: stampsRepo, issuers });
   if (options.http) portal.usage.start();
   return {
     config,
@@ -225,6 +227,7 @@ export async function createAppContext(config: Config, database: Database, optio
     webhooks,
     batches,
     models: createModelsModule({ config, database }),
+    onchain,
   };
 }
 

@@ -21,6 +21,9 @@ import { walletRoutes } from '../scoring/wallet/routes/wallet.js';
 import { stakeEventRoutes } from '../staking/routes/stake-events.js';
 import { stakeRoutes } from '../staking/routes/stake.js';
 import { modelsRoutes } from '../models/routes/models.js';
+import { attestationRequestRoutes } from '../onchain/routes/attestation-requests.js';
+import { chainsRoutes } from '../onchain/routes/chains.js';
+import { scoreAttestationRoutes } from '../onchain/routes/score-attestation.js';
 import { eventFeedRoutes } from '../webhooks/routes/events.js';
 import { webhookRoutes } from '../webhooks/routes/webhooks.js';
 import type { AppContext } from './container.js';
@@ -47,8 +50,11 @@ import type { Metrics } from './metrics.js';
  * |                                | webhookRoutes       | /v2/scorers/{id}/webhooks, /v2/webhooks/{id}…                |
  * |                                | eventFeedRoutes     | /v2/scorers/{id}/events                                      |
  * |                                | modelsRoutes        | /v2/models/score/{address}                                   |
+ * |                                | scoreAttestationRoutes | /v2/stamps/{scorer_id}/score/{address}/attestation        |
  * |                                | batchRoutes         | /v2/stamps/{scorer_id}/scores, /v2/scorers/{id}/batches, /v2/batches/{id}… |
  * | wallet session, per IP/address | walletRoutes        | /registry/wallet/…                                           |
+ * | API key or wallet session      | attestationRequestRoutes | /v2/onchain/{chain_id}/attestations                     |
+ * | none, per IP                   | chainsRoutes        | /v2/onchain/chains                                           |
  * | none, per IP                   | stakeEventRoutes    | /registry/{token}-stake/{address}/{round_id}                 |
  * | none (static files)            | iconRoutes          | /static/icons/…                                              |
  * | none, per IP                   | publicDataRoutes    | /api/v0.1/…, /grants/…                                       |
@@ -88,9 +94,21 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metr
       webhookRoutes(scope, { endpoints: ctx.webhooks.endpoints, wakeDeliveries: () => ctx.webhooks.worker.notify() });
       eventFeedRoutes(scope, { feed: ctx.webhooks.feed });
       modelsRoutes(scope, { models: ctx.models });
+      scoreAttestationRoutes(scope, { onchain: ctx.onchain.service });
       await scope.register(async (batches) => batchRoutes(batches, { service: ctx.batches.service, resultStreams: ctx.batches.resultStreams, uploads: ctx.batches.uploads, config, budget }));
     });
     await app.register(async (scope) => walletRoutes(scope, { wallet: ctx.wallet, issuers: ctx.issuers, config, counters }));
+    await app.register(async (scope) =>
+      attestationRequestRoutes(scope, {
+        onchain: ctx.onchain.service,
+        apiKeys: ctx.apiKeys,
+        walletSessions: ctx.wallet.sessions,
+        windowMs: config.rateLimitWindowMs,
+        tier4: config.rateLimitTier4,
+        counters,
+      }),
+    );
+    await app.register(async (scope) => chainsRoutes(scope, { onchain: ctx.onchain.service, counters }));
     await app.register(async (scope) =>
       stakeEventRoutes(scope, {
         events: ctx.staking.events,

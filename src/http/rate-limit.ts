@@ -6,7 +6,7 @@ import { clientAddressKey } from './client-address.js';
 import { type Counted, resilientRateLimitStore } from './rate-limit-store.js';
 
 /** Which budget refused a request, as the metrics name it: an API key's tier or an anonymous surface. */
-export type RejectedBudget = number | 'wallet' | 'stake_events' | 'public' | 'portal';
+export type RejectedBudget = number | 'wallet' | 'stake_events' | 'public' | 'portal' | 'onchain';
 
 /** The counters of a process: in Redis when it is there, else (and while it is lost) in this process. */
 export type RateLimitStore = InstanceType<ReturnType<typeof resilientRateLimitStore>>;

@@ -1,29 +1,27 @@
-/**
- * The attestation signer: `ATTESTATION_SIGNER_KEY`, or in development a key generated once into
- * `DATA_DIR/attestation-signer.key`, so that the service that signs and `onchain deploy` that
- * authorises it agree on one address without configuration.
- */
-import { type Hex, isHex } from 'viem';
-import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { randomBytes } from 'node:crypto';
+import secp256k1 from 'secp256k1';
+import { getAddress, type Address, type Hex } from 'viem';
+import { addressFromPrivateKey } from '../chain/signatures.js';
 import type { Config } from '../config/index.js';
 import { loadOrCreateKeyFile } from '../config/key-files.js';
 
 export const ATTESTATION_SIGNER_KEY_FILE = 'attestation-signer.key';
 
-export async function loadAttestationSigner(
-  config: Pick<Config, 'attestationSignerKey' | 'dataDir' | 'env'>,
-): Promise<{ privateKey: Hex; address: Hex }> {
-  let privateKey = config.attestationSignerKey as Hex | null;
-  if (privateKey === null) {
-    if (config.env === 'production') throw new Error('ATTESTATION_SIGNER_KEY is required in production');
-    privateKey = await loadOrCreateKeyFile(config.dataDir, ATTESTATION_SIGNER_KEY_FILE, {
-      generate: generatePrivateKey,
-      parse: (contents, path) => {
-        const key = contents.trim().toLowerCase();
-        if (!isHex(key) || key.length !== 66) throw new Error(`${path} does not hold a 0x-prefixed secp256k1 private key`);
-        return key;
-      },
-    });
-  }
-  return { privateKey, address: privateKeyToAddress(privateKey) };
+/** The private key is never logged nor answered: only the address leaves the process. */
+export type AttestationSigner = { readonly privateKey: Hex; readonly address: Address };
+
+function generate(): string {
+  for (let candidate = randomBytes(32); ; candidate = randomBytes(32)) if (secp256k1.privateKeyVerify(candidate)) return `0x${candidate.toString('hex')}`;
+}
+
+function parse(contents: string, path: string): Hex {
+  const key = contents.trim().toLowerCase();
+  if (!/^0x[0-9a-f]{64}$/.test(key) || !secp256k1.privateKeyVerify(Buffer.from(key.slice(2), 'hex'))) throw new Error(`${path} does not hold a 0x-prefixed secp256k1 private key`);
+  return key as Hex;
+}
+
+/** ATTESTATION_SIGNER_KEY; in development a key generated into DATA_DIR; in production without it, none (the onchain routes answer 503). */
+export async function loadAttestationSigner(config: Pick<Config, 'attestationSignerKey' | 'env' | 'dataDir'>): Promise<AttestationSigner | null> {
+  const key = (config.attestationSignerKey as Hex | null) ?? (config.env === 'development' ? await loadOrCreateKeyFile(config.dataDir, ATTESTATION_SIGNER_KEY_FILE, { generate, parse }) : null);
+  return key === null ? null : { privateKey: key, address: getAddress(addressFromPrivateKey(key)) };
 }

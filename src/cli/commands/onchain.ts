@@ -75,7 +75,8 @@ export function onchainCommand(program: Command, io: CliIo): void {
     .action(async (options: { rpcUrl: string; eas?: Address; ownerKey?: Hex; signer?: Address; saveRpcUrl: boolean }) => {
       const config = loadConfig(io.env);
       const ownerKey = ownerKeyOf(io, options.ownerKey);
-      const signerAddress = options.signer ?? (await loadAttestationSigner(config)).address;
+      const signerAddress = options.signer ?? (await loadAttestationSigner(config))?.address;
+      if (!signerAddress) throw new OnchainAdminError('ATTESTATION_SIGNER_KEY is not set: set it, or name the signer to authorise with --signer ADDRESS');
       const result = await deployOnchain({
         rpcUrl: options.rpcUrl,
         ownerKey,

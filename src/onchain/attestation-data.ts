@@ -1,0 +1,115 @@
+/**
+ * What an attestation says, as the EAS schemas encode it (pure: no I/O, no clock). The score
+ * schema carries the v2 score object's fields as integers of 10⁻⁴ (`score_decimals` = 4), read
+ * from the decimal text itself so that no binary floating point touches them; the passport schema
+ * the address's live, valid stamps.
+ */
+import { encodeAbiParameters, type Hex, keccak256, parseAbiParameters, stringToBytes } from 'viem';
+import type { V2Score } from '../scoring/scores/v2-scores.service.js';
+import { schemaStrings } from './interface-files.js';
+
+export const SCORE_DECIMALS = 4;
+const UNITS = 10n ** BigInt(SCORE_DECIMALS);
+const UINT32_MAX = 2n ** 32n - 1n;
+const DAY_SECONDS = 86_400;
+
+const scoreParameters = parseAbiParameters(schemaStrings.score);
+const passportParameters = parseAbiParameters(schemaStrings.passport);
+
+export interface ScoreFields {
+  passing_score: boolean;
+  score_decimals: number;
+  scorer_id: bigint;
+  score: number;
+  threshold: number;
+  stamps: { provider: string; score: bigint }[];
+}
+
+/** A stored stamp, as the passport schema needs it. */
+export interface PassportStampSource {
+  provider: string;
+  nullifiers: readonly string[];
+  /** Epoch milliseconds. */
+  issuanceDate: number;
+  expirationDate: number;
+}
+
+export interface PassportStamp {
+  provider: string;
+  hash: Hex;
+  issuance_date: bigint;
+  expiration_date: bigint;
+}
+
+/**
+ * A non-negative decimal text × 10⁴, truncated: "12.3456789" → 123456. A negative value (a
+ * scorer with negative weights) is 0: the schema's integers are unsigned.
+ */
+export function decimalUnits(text: string): bigint {
+  const match = /^(-)?(\d+)(?:\.(\d*))?$/.exec(text.trim());
+  if (!match) throw new Error(`${JSON.stringify(text)} is not a decimal number`);
+  if (match[1] !== undefined) return 0n;
+  const fraction = (match[3] ?? '').padEnd(SCORE_DECIMALS, '0').slice(0, SCORE_DECIMALS);
+  return BigInt(match[2] as string) * UNITS + BigInt(fraction);
+}
+
+// A uint32 of 10⁻⁴ holds scores up to 429,496.7295; a larger one is shown as that maximum (no
+// scorer's weights come near it, and a wrapped value would be a false statement).
+function uint32Units(text: string): number {
+  const units = decimalUnits(text);
+  return Number(units > UINT32_MAX ? UINT32_MAX : units);
+}
+
+/** The score schema's fields of a v2 score object: `stamps` = the stamps that counted (score > 0, not deduplicated). */
+export function scoreFields(score: V2Score, scorerId: number): ScoreFields {
+  const stamps: ScoreFields['stamps'] = [];
+  for (const [provider, stamp] of Object.entries(score.stamps)) {
+    const units = decimalUnits(stamp.score);
+    if (!stamp.dedup && units > 0n) stamps.push({ provider, score: units });
+  }
+  return {
+    passing_score: score.passing_score,
+    score_decimals: SCORE_DECIMALS,
+    scorer_id: BigInt(scorerId),
+    score: uint32Units(score.score),
+    threshold: uint32Units(score.threshold),
+    stamps,
+  };
+}
+
+export function encodeScoreData(fields: ScoreFields): Hex {
+  return encodeAbiParameters(scoreParameters, [fields.passing_score, fields.score_decimals, fields.scorer_id, fields.score, fields.threshold, fields.stamps]);
+}
+
+/** keccak256 of the credential's first nullifier (its `hash` when it has no nullifiers: stored as its one nullifier). */
+export function passportStamps(stamps: readonly PassportStampSource[]): PassportStamp[] {
+  return stamps
+    .map((stamp) => ({
+      provider: stamp.provider,
+      hash: keccak256(stringToBytes(stamp.nullifiers[0] ?? '')),
+      issuance_date: BigInt(Math.floor(stamp.issuanceDate / 1000)),
+      expiration_date: BigInt(Math.floor(stamp.expirationDate / 1000)),
+    }))
+    .sort((a, b) => (a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : Number(a.expiration_date - b.expiration_date)));
+}
+
+export function encodePassportData(stamps: readonly PassportStamp[]): Hex {
+  return encodeAbiParameters(passportParameters, [stamps]);
+}
+
+/**
+ * An attestation's expirationTime in Unix seconds: the given expiry (ms; the score's, else the
+ * earliest stamp's) capped at `ttlDays` after the signing time (`nowSeconds`).
+ */
+export function expirationSeconds(expiryMs: number | null, nowSeconds: number, ttlDays: number): bigint {
+  const cap = nowSeconds + ttlDays * DAY_SECONDS;
+  if (expiryMs === null) return BigInt(cap);
+  return BigInt(Math.min(cap, Math.floor(expiryMs / 1000)));
+}
+
+/** The earliest expiry (ms) of these stamps; null when there are none. */
+export function earliestExpiry(stamps: readonly PassportStampSource[]): number | null {
+  let earliest: number | null = null;
+  for (const stamp of stamps) if (earliest === null || stamp.expirationDate < earliest) earliest = stamp.expirationDate;
+  return earliest;
+}

@@ -1,0 +1,112 @@
+import { Type } from '@sinclair/typebox';
+import { AddressSchema, BodyScorerIdSchema, Integer } from '../http/schemas.js';
+import { V2ScoreSchema } from '../scoring/scores/v2-score.schema.js';
+
+const Checksummed = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55 checksummed address.' });
+const Bytes32 = Type.String({ pattern: '^0x[0-9a-f]{64}$' });
+const HexBytes = Type.String({ pattern: '^0x([0-9a-f]{2})*$' });
+const DecimalInteger = (description: string) => Type.String({ pattern: '^[0-9]+$', description: `${description} (decimal text: it may exceed 2^53).` });
+
+export const ChainIdSchema = Integer({ minimum: 1, maximum: 9_007_199_254_740_991, description: 'Chain id (an integer).', examples: [10] });
+
+export const ChainIdParams = Type.Object({ chain_id: ChainIdSchema });
+export const ChainIdQuery = Type.Object({ chain_id: ChainIdSchema });
+
+export const ChainListingSchema = Type.Object(
+  {
+    chains: Type.Array(
+      Type.Object(
+        {
+          chain_id: Type.Integer(),
+          eas: Checksummed,
+          schema_registry: Checksummed,
+          verifier: Checksummed,
+          resolver: Checksummed,
+          decoder: Checksummed,
+          score_schema: Type.String({ description: 'The EAS schema string of the score attestations.' }),
+          score_schema_uid: Bytes32,
+          passport_schema: Type.String({ description: 'The EAS schema string of the passport attestations.' }),
+          passport_schema_uid: Bytes32,
+          signers: Type.Array(
+            Type.Object({
+              address: Checksummed,
+              added_at: Type.String({ description: 'ISO 8601: when the verifier began to accept this signer.' }),
+              removed_at: Type.Union([Type.String(), Type.Null()], { description: 'ISO 8601: when it stopped; null while trusted.' }),
+            }),
+            { description: 'Every signer this service has used on the chain: trust an attestation signed by one while it was authorised.' },
+          ),
+        },
+        { title: 'OnchainChain' },
+      ),
+    ),
+  },
+  { title: 'OnchainChains' },
+);
+
+export const RsvSignatureSchema = Type.Object(
+  { v: Type.Integer({ minimum: 27, maximum: 28 }), r: Bytes32, s: Bytes32 },
+  { title: 'RsvSignature', description: 'The ECDSA signature split: v 27 or 28, r and s 32 bytes each.' },
+);
+
+const TypedField = Type.Object({ name: Type.String(), type: Type.String() });
+
+export const OffchainAttestationSchema = Type.Object(
+  {
+    domain: Type.Object({
+      name: Type.Literal('EAS Attestation'),
+      version: Type.String({ description: 'The EAS contract\'s version.' }),
+      chainId: DecimalInteger('The chain id'),
+      verifyingContract: Checksummed,
+    }),
+    primaryType: Type.Literal('Attest'),
+    types: Type.Object({ Attest: Type.Array(TypedField) }),
+    message: Type.Object({
+      version: Type.Literal(2),
+      schema: Bytes32,
+      recipient: Checksummed,
+      time: DecimalInteger('Signing time, Unix seconds'),
+      expirationTime: DecimalInteger('Unix seconds'),
+      revocable: Type.Boolean(),
+      refUID: Bytes32,
+      data: HexBytes,
+      salt: Bytes32,
+    }),
+    signature: RsvSignatureSchema,
+    uid: Bytes32,
+    version: Type.Literal(2),
+  },
+  { title: 'SignedOffchainAttestation', description: 'eas-sdk\'s SignedOffchainAttestation (version 2, with salt), as JSON.' },
+);
+
+export const ScoreAttestationSchema = Type.Object(
+  {
+    attestation: OffchainAttestationSchema,
+    signer: Checksummed,
+    uid: Bytes32,
+  },
+  { title: 'ScoreAttestation' },
+);
+
+export const AttestationRequestBody = Type.Object(
+  { address: AddressSchema, scorer_id: BodyScorerIdSchema },
+  { title: 'AttestationRequestBody' },
+);
+
+export const AttestationRequestAnswerSchema = Type.Object(
+  {
+    chain_id: Type.Integer(),
+    verifier: Checksummed,
+    request: Type.Object({
+      recipient: Checksummed,
+      attestations: Type.Array(Type.Object({ schema: Bytes32, expirationTime: DecimalInteger('Unix seconds'), data: HexBytes }), {
+        description: 'The score attestation, then the passport attestation.',
+      }),
+      nonce: DecimalInteger('The recipient\'s nonce on the verifier'),
+      deadline: DecimalInteger('Unix seconds after which the verifier refuses the request'),
+      fee: DecimalInteger('Wei to send with verifyAndAttest'),
+    }),
+    signature: RsvSignatureSchema,
+    score: V2ScoreSchema,
+  },
+  { title: 'AttestationRequest' },
+);
