@@ -31,11 +31,20 @@ export function writeDeploymentFile(path: string, chains: ChainDeployment[]): vo
   writeFileSync(path, `${JSON.stringify({ chains }, null, 2)}\n`);
 }
 
-let verifierViews: Artifact | null = null;
+let standIns: Record<string, Artifact> | null = null;
 
 /** The test-only verifier stand-in (test/fixtures/VerifierViews.sol): `recipientNonces`, `fee` and a setter. */
 export function verifierViewsArtifact(): Artifact {
-  if (verifierViews) return verifierViews;
+  return standInArtifacts().VerifierViews!;
+}
+
+/** The test-only decoder stand-in: `getScore` answers what its `set` stored. */
+export function decoderStandInArtifact(): Artifact {
+  return standInArtifacts().DecoderStandIn!;
+}
+
+function standInArtifacts(): Record<string, Artifact> {
+  if (standIns) return standIns;
   const require = createRequire(import.meta.url);
   const source = readFileSync(fileURLToPath(new URL('../fixtures/VerifierViews.sol', import.meta.url)), 'utf8');
   const input = {
@@ -49,7 +58,6 @@ export function verifierViewsArtifact(): Artifact {
   };
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
-  const compiled = output.contracts['VerifierViews.sol']?.VerifierViews;
-  if (!compiled) throw new Error('VerifierViews did not compile');
-  return (verifierViews = { abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}` });
+  const compiled = output.contracts['VerifierViews.sol'] ?? {};
+  return (standIns = Object.fromEntries(Object.entries(compiled).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as const }])));
 }
