@@ -11,6 +11,7 @@ import { type Config, loadConfig } from '../src/config/index.js';
 import { openConfiguredDatabase } from '../src/cli/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildServer } from '../src/app/server.js';
+import { benchDeploymentFile } from './attestation-case.js';
 import { seedBounties } from './bounties-seed.js';
 import { ceilingLargeApp } from './ceiling-large.js';
 import type { ProfileWindow, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
@@ -120,7 +121,8 @@ function redactConfig(config: Config): Record<string, unknown> {
 
 async function startStampgate(spec: Extract<TargetSpec, { kind: 'stampgate' }>): Promise<RunningTarget> {
   const setup: Record<string, number> = {};
-  const config = loadConfig({ ...process.env, ...spec.env });
+  // The onchain routes sign for the chain of a deployment file: one made-up chain, unless the run names a file.
+  const config = loadConfig({ ONCHAIN_CONFIG_FILE: benchDeploymentFile(), ...process.env, ...spec.env });
   if (config.env !== 'development') throw new Error('the benchmark needs STAMPGATE_ENV=development (dev issuer)');
   // Opened as `stampgate serve` opens it (pool size, timeouts).
   const database = openConfiguredDatabase(config);

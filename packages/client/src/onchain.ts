@@ -59,9 +59,13 @@ const ATTEST_TYPES = {
 
 /** eas-sdk's SignedOffchainAttestation (version 2) as the service answers it: integers as decimal text. */
 export interface OffchainScoreAttestation {
+  /** EIP-712 domain: "EAS Attestation", the EAS version, the chain id and the EAS contract. */
   domain: { name: string; version: string; chainId: string | number; verifyingContract: string };
+  /** Always "Attest". */
   primaryType: string;
+  /** EAS's version-2 `Attest` type. */
   types: Record<string, readonly { name: string; type: string }[]>;
+  /** The signed fields; `data` is the score schema's encoding. */
   message: {
     version: number;
     schema: string;
@@ -73,32 +77,48 @@ export interface OffchainScoreAttestation {
     data: string;
     salt: string;
   };
+  /** The signature split: v 27 or 28, r and s. */
   signature: { v: number; r: string; s: string };
+  /** The offchain UID, as eas-sdk's `Offchain.getOffchainUID` computes it. */
   uid: string;
+  /** The offchain attestation version: 2. */
   version: number;
 }
 
 /** A signer to trust: an address, or an entry of `GET /v2/onchain/chains` (trusted only while it was authorised). */
 export type TrustedSigner = string | { address: string; added_at?: string; removed_at?: string | null };
 
+/** What a verified score attestation says. */
 export interface VerifiedScore {
+  /** The trusted signer that signed it. */
   signer: Address;
+  /** Its offchain UID. */
   uid: Hex;
+  /** The chain of its EAS domain. */
   chainId: number;
+  /** The scored wallet. */
   recipient: Address;
-  /** Unix seconds the attestation was signed and expires (0: never). */
+  /** Unix seconds it was signed. */
   time: bigint;
+  /** Unix seconds it expires (0: never). */
   expirationTime: bigint;
+  /** score ≥ threshold. */
   passing_score: boolean;
+  /** Fraction digits of `score`, `threshold` and the stamp scores: 4. */
   score_decimals: number;
+  /** The scorer. */
   scorer_id: bigint;
   /** The score × 10^score_decimals. */
   score: number;
+  /** The scorer's threshold × 10^score_decimals. */
   threshold: number;
+  /** The stamps that counted, each with its score × 10^score_decimals. */
   stamps: { provider: string; score: bigint }[];
 }
 
+/** Thrown by `verifyScoreAttestation` when an attestation must not be trusted; the message says why. */
 export class AttestationVerificationError extends Error {
+  /** "AttestationVerificationError". */
   override readonly name = 'AttestationVerificationError';
 }
 
@@ -216,11 +236,15 @@ const decoderAbi = [
   },
 ] as const;
 
+/** The decoder's `getScore` answer; all zero when there is none, it expired or it was revoked. */
 export interface OnchainScore {
-  /** × 10⁴; 0 when there is none, it expired or it was revoked. */
+  /** The score × 10⁴. */
   score: bigint;
+  /** Passing, unexpired, unrevoked. */
   passing: boolean;
+  /** Unix seconds the attestation was made onchain. */
   time: bigint;
+  /** Unix seconds it expires. */
   expirationTime: bigint;
 }
 
