@@ -112,7 +112,8 @@ async function timed<T>(setup: Record<string, number>, name: string, work: () =>
 function redactConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) {
-    if (/secret|password/i.test(key)) out[key] = value === null ? null : '(set)';
+    // Secrets and private keys (ATTESTATION_SIGNER_KEY, ONCHAIN_SENDER_KEY, WEBHOOK_SECRET_KEY, …).
+    if (/secret|password/i.test(key) || /Key$/.test(key)) out[key] = value === null ? null : '(set)';
     else if (typeof value === 'string' && /^[a-z]+:\/\/[^@/]*@/i.test(value)) out[key] = value.replace(/\/\/[^@/]*@/, '//…@');
     else out[key] = value;
   }
