@@ -5,7 +5,7 @@
  */
 import type { DatabaseKind } from './protocol.js';
 
-export const caseNames = ['ceiling', 'ceiling-large', 'score', 'submit', 'bounties', 'bounties-uncached', 'v2-score', 'webhooks', 'webhook-fairness', 'batch', 'batch-upload'] as const;
+export const caseNames = ['ceiling', 'ceiling-large', 'score', 'submit', 'bounties', 'bounties-uncached', 'v2-score', 'attestation', 'webhooks', 'webhook-fairness', 'batch', 'batch-upload'] as const;
 export type CaseName = (typeof caseNames)[number];
 const databaseNames = ['sqlite', 'postgres'] as const;
 

@@ -40,6 +40,7 @@ export const titles: Record<CaseName, string> = {
   bounties: 'GET bounties (10k, 2 filters + order)',
   'bounties-uncached': 'GET bounties, cache off (every request queries)',
   'v2-score': 'v2 score (20 verified stamps)',
+  attestation: 'v2 score as a signed EAS offchain attestation (20 stamps)',
   webhooks: 'webhook deliveries to a loopback receiver',
   'webhook-fairness': "a healthy endpoint's delivery delay while another account's endpoints hang (PASS under 5 s)",
   batch: 'batch throughput (20 stamps, 1 and 2 workers; addresses/s, see bench/batch.ts)',

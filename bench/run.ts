@@ -40,6 +40,7 @@ import { medianRound, type PairedMeasure } from './paired-rounds.js';
 import { benchProfileText } from './profile-summary.js';
 import type { DatabaseKind, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
 import { v2ScoreLoad } from './v2-score-case.js';
+import { attestationLoad } from './attestation-case.js';
 import { brokenCases, type CaseRecord, resultsTable, titles } from './report.js';
 import { writeResultsFile } from './results-file.js';
 import type { RunningTarget } from './target.js';
@@ -177,7 +178,7 @@ async function settle(target: RunningTarget): Promise<TargetCheck> {
 async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { kind: 'stampgate' }>, wanted: CaseName[]): Promise<{ records: CaseRecord[]; info: TargetInfo | null }> {
   const records: CaseRecord[] = [];
   let info: TargetInfo | null = null;
-  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties' || c === 'v2-score');
+  const sharedCases = wanted.filter((c) => c === 'score' || c === 'submit' || c === 'bounties' || c === 'v2-score' || c === 'attestation');
   if (sharedCases.length > 0) {
     const profiled = sharedCases.find((c) => c === settings.profileCase);
     const target = await launch(spec, `stampgate-${database}`, profiled ? windowName(profiled, database) : null);
@@ -211,6 +212,10 @@ async function runStampgate(database: DatabaseKind, spec: Extract<TargetSpec, { 
       if (wanted.includes('bounties')) records.push(await runBounties(target, database, 'bounties'));
       if (wanted.includes('v2-score')) {
         const record = await measure(target, 'v2-score', database, v2ScoreLoad(apiKey, scorerId, pick, spec.expectedRawScore));
+        records.push({ ...record, after: await settle(target) });
+      }
+      if (wanted.includes('attestation')) {
+        const record = await measure(target, 'attestation', database, attestationLoad(apiKey, scorerId, pick));
         records.push({ ...record, after: await settle(target) });
       }
     } finally {

@@ -11,6 +11,7 @@ import { type Config, loadConfig } from '../src/config/index.js';
 import { openConfiguredDatabase } from '../src/cli/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildServer } from '../src/app/server.js';
+import { benchDeploymentFile } from './attestation-case.js';
 import { seedBounties } from './bounties-seed.js';
 import { ceilingLargeApp } from './ceiling-large.js';
 import type { ProfileWindow, ServerUsage, TargetCheck, TargetInfo, TargetSpec } from './protocol.js';
@@ -111,7 +112,8 @@ async function timed<T>(setup: Record<string, number>, name: string, work: () =>
 function redactConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) {
-    if (/secret|password/i.test(key)) out[key] = value === null ? null : '(set)';
+    // Secrets and private keys (ATTESTATION_SIGNER_KEY, ONCHAIN_SENDER_KEY, WEBHOOK_SECRET_KEY, …).
+    if (/secret|password/i.test(key) || /Key$/.test(key)) out[key] = value === null ? null : '(set)';
     else if (typeof value === 'string' && /^[a-z]+:\/\/[^@/]*@/i.test(value)) out[key] = value.replace(/\/\/[^@/]*@/, '//…@');
     else out[key] = value;
   }
@@ -120,7 +122,8 @@ function redactConfig(config: Config): Record<string, unknown> {
 
 async function startStampgate(spec: Extract<TargetSpec, { kind: 'stampgate' }>): Promise<RunningTarget> {
   const setup: Record<string, number> = {};
-  const config = loadConfig({ ...process.env, ...spec.env });
+  // The onchain routes sign for the chain of a deployment file: one made-up chain, unless the run names a file.
+  const config = loadConfig({ ONCHAIN_CONFIG_FILE: benchDeploymentFile(), ...process.env, ...spec.env });
   if (config.env !== 'development') throw new Error('the benchmark needs STAMPGATE_ENV=development (dev issuer)');
   // Opened as `stampgate serve` opens it (pool size, timeouts).
   const database = openConfiguredDatabase(config);

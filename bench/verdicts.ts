@@ -37,6 +37,8 @@ export const issue17 = {
   ceilingRps: 26_214,
   /** The v2 score of a 20-stamp address whose proofs were verified before (PostgreSQL: loose, stated). */
   v2ScoreP50Ms: { sqlite: 5, postgres: 15 } as PerDatabase<number>,
+  /** The same score as a signed offchain attestation (scoring plus at most 2 ms of signing). */
+  attestationP50Ms: { sqlite: 5, postgres: 15 } as PerDatabase<number>,
 };
 
 const databaseLabel: Record<DatabaseKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
@@ -110,6 +112,15 @@ export function judge(records: CaseRecord[], databases: DatabaseKind[], cases: C
           const d = derive(r, ceiling);
           return `p50 ${fixed(r.result.latencyMs.p50, 2)} ms, ${fixed(r.result.rps, 0)} req/s = ${percent(d.ratioToCeiling)} of the ceiling; ${fixed(d.cpuPerRequestUs, 0)} µs CPU/req = ${fixed(d.cpuVsCeiling, 2)}× the ceiling's`;
         },
+      );
+    }
+    if (cases.includes('attestation')) {
+      const target = issue17.attestationP50Ms[database];
+      add(
+        `offchain score attestation (20 stamps) on ${db} p50 ≤ ${target} ms`,
+        find('attestation', database),
+        (r) => r.result.latencyMs.p50 <= target,
+        (r) => `p50 ${fixed(r.result.latencyMs.p50, 2)} ms, ${fixed(r.result.rps, 0)} req/s; ${fixed(derive(r, ceiling).cpuPerRequestUs, 0)} µs server CPU/req`,
       );
     }
     if (cases.includes('bounties')) {

@@ -18,6 +18,8 @@ export interface ContractArtifact {
 export interface SchemaStrings {
   score: string;
   passport: string;
+  revocable: boolean;
+  score_decimals: number;
 }
 
 export interface VerifierTypedData {
@@ -52,8 +54,8 @@ export function contractAbi(name: ContractName): Abi {
 }
 
 export function schemaStrings(): SchemaStrings {
-  const { score, passport } = readArtifactFile('schemas.json') as SchemaStrings;
-  return { score, passport };
+  const { score, passport, revocable, score_decimals } = readArtifactFile('schemas.json') as SchemaStrings;
+  return { score, passport, revocable, score_decimals };
 }
 
 export function verifierTypedData(): VerifierTypedData {

@@ -1,30 +1,11 @@
 /**
- * The onchain interface both sides share, read from the JSON files the package ships
- * (`contracts/abi/`): the two EAS schema strings and the verifier's EIP-712 request type.
+ * The onchain interface both sides share, as values: the two EAS schema strings and the
+ * verifier's EIP-712 request type, read once through `contract-artifacts.ts` (the one reader of
+ * the JSON files the package ships in `contracts/abi/`).
  */
-import { readFileSync } from 'node:fs';
+import { schemaStrings as readSchemaStrings, verifierTypedData, type VerifierTypedData } from './contract-artifacts.js';
 
-function shipped<T>(name: string): T {
-  return JSON.parse(readFileSync(new URL(`../../contracts/abi/${name}`, import.meta.url), 'utf8')) as T;
-}
+export type VerifierTypes = VerifierTypedData;
 
-export interface SchemaStrings {
-  score: string;
-  passport: string;
-  revocable: boolean;
-  score_decimals: number;
-}
-
-export interface TypedField {
-  name: string;
-  type: string;
-}
-
-export interface VerifierTypes {
-  domain: { name: string; version: string };
-  primaryType: 'AttestationRequest';
-  types: { AttestationRequest: TypedField[]; AttestationData: TypedField[] };
-}
-
-export const schemaStrings: SchemaStrings = shipped('schemas.json');
-export const verifierTypes: VerifierTypes = shipped('verifier-eip712.json');
+export const schemaStrings = readSchemaStrings();
+export const verifierTypes: VerifierTypes = verifierTypedData();

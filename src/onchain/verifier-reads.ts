@@ -8,6 +8,7 @@ import type { Address, PublicClient } from 'viem';
 import { createRpcClient, rpcEndpointName, rpcFailureReason } from '../chain/rpc.js';
 import { AppError } from '../errors.js';
 
+// The two views an attestation request needs; the verifier's whole ABI is contracts/abi/StampgateVerifier.json.
 const verifierViews = [
   { type: 'function', name: 'recipientNonces', stateMutability: 'view', inputs: [{ name: 'recipient', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] },
   { type: 'function', name: 'fee', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'uint256' }] },

@@ -1,5 +1,8 @@
-import { writeFileSync } from 'node:fs';
-import type { Address } from 'viem';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { Abi, Address } from 'viem';
+import type { Artifact } from './evm.js';
 import type { ChainDeployment } from '../../src/onchain/deployment-file.js';
 import { schemaStrings } from '../../src/onchain/interface-files.js';
 
@@ -26,4 +29,35 @@ export function chainEntry(chainId: number, overrides: Partial<ChainDeployment> 
 
 export function writeDeploymentFile(path: string, chains: ChainDeployment[]): void {
   writeFileSync(path, `${JSON.stringify({ chains }, null, 2)}\n`);
+}
+
+let standIns: Record<string, Artifact> | null = null;
+
+/** The test-only verifier stand-in (test/fixtures/VerifierViews.sol): `recipientNonces`, `fee` and a setter. */
+export function verifierViewsArtifact(): Artifact {
+  return standInArtifacts().VerifierViews!;
+}
+
+/** The test-only decoder stand-in: `getScore` answers what its `set` stored. */
+export function decoderStandInArtifact(): Artifact {
+  return standInArtifacts().DecoderStandIn!;
+}
+
+function standInArtifacts(): Record<string, Artifact> {
+  if (standIns) return standIns;
+  const require = createRequire(import.meta.url);
+  const source = readFileSync(fileURLToPath(new URL('../fixtures/VerifierViews.sol', import.meta.url)), 'utf8');
+  const input = {
+    language: 'Solidity',
+    sources: { 'VerifierViews.sol': { content: source } },
+    settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  };
+  const output = JSON.parse((require('solc') as { compile(input: string): string }).compile(JSON.stringify(input))) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
+  const compiled = output.contracts['VerifierViews.sol'] ?? {};
+  return (standIns = Object.fromEntries(Object.entries(compiled).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as const }])));
 }

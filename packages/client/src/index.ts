@@ -15,3 +15,16 @@ export { StampgateError, ClientErrorCode, type StampgateErrorInit, parseRetryAft
 export type { Clock, FetchFunction, RetryOptions } from './transport.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookInput, type WebhookHeaders, type VerifiedWebhook } from './webhooks.js';
 export type * from './types.js';
+export {
+  verifyScoreAttestation,
+  readOnchainScore,
+  offchainAttestationUid,
+  AttestationVerificationError,
+  SCORE_SCHEMA,
+  PASSPORT_SCHEMA,
+  VERIFIER_EIP712,
+  type OffchainScoreAttestation,
+  type TrustedSigner,
+  type VerifiedScore,
+  type OnchainScore,
+} from './onchain.js';

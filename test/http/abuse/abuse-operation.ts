@@ -12,6 +12,9 @@ import { type AbuseRun, AUTH_CODES, day, PROPERTY_OPTIONS, ROUTE_BODY_LIMITS } f
 import { baselineFor, discover, hint, type Parts, requestFrom } from './baselines.js';
 import { CONTENT_TYPES, casesFor, EXTRA_QUERY, fieldCases, HEADER_JUNK, MALFORMED_JSON, WELL_FORMED_NON_OBJECTS } from './input-cases.js';
 
+/** Operations that accept a wallet session as well as their discovered authentication: its token is no forgery there. */
+const ALSO_ACCEPTS_WALLET_SESSION = new Set(['POST /v2/onchain/{chain_id}/attestations']);
+
 export async function abuseOperation(run: AbuseRun, op: Operation): Promise<void> {
   const { auth, res: baseline } = await discover(run, op);
   if (process.env.ABUSE_STATS) console.log(`${run.kind} ${op.id}: baseline as ${auth} → ${baseline.statusCode} ${baseline.body.slice(0, 120)}`);
@@ -183,7 +186,7 @@ export async function abuseOperation(run: AbuseRun, op: Operation): Promise<void
     { cookie: `stampgate_portal=${'p'.repeat(8000)}` },
   ];
   if (auth !== 'apiKey') forgeries.push({ authorization: `Bearer ${run.key}` }, { 'x-api-key': run.key });
-  if (auth !== 'walletSession') forgeries.push({ authorization: `Bearer ${(await run.authHeaders('walletSession')).authorization!.slice(7)}` });
+  if (auth !== 'walletSession' && !ALSO_ACCEPTS_WALLET_SESSION.has(op.id)) forgeries.push({ authorization: `Bearer ${(await run.authHeaders('walletSession')).authorization!.slice(7)}` });
   if (auth !== 'grantsSession') forgeries.push({ cookie: run.grantsCookie });
   // A route without authentication only has to survive odd credentials: every third one will do.
   for (const headers of authRequired ? forgeries : forgeries.filter((_, i) => i % 3 === 0)) {
