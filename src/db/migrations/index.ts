@@ -20,6 +20,7 @@ import { bountyBodies } from './0020-bounty-bodies.js';
 import { bountyCountIndexes } from './0021-bounty-count-indexes.js';
 import { scoringReads } from './0022-scoring-reads.js';
 import { modelScores } from './0023-model-scores.js';
+import { workerHeartbeats } from './0024-worker-heartbeats.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -46,5 +47,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0021-bounty-count-indexes': bountyCountIndexes(dialect),
     '0022-scoring-reads': scoringReads(dialect),
     '0023-model-scores': modelScores(dialect),
+    '0024-worker-heartbeats': workerHeartbeats(dialect),
   };
 }
