@@ -23,6 +23,8 @@ import { scorePassport } from '../scoring/jobs/passport-scoring.js';
 import { scoringJobsRepository } from '../scoring/jobs/scoring-jobs.repository.js';
 import { inlineScoring } from '../scoring/jobs/inline-scoring.js';
 import { type JobSettled, ScoringWorker } from '../scoring/jobs/scoring-worker.js';
+import { workerHeartbeatsRepository } from '../scoring/jobs/worker-heartbeats.repository.js';
+import { WorkerWatch } from '../scoring/jobs/worker-watch.js';
 import { scoreService } from '../scoring/scores/scores.service.js';
 import { scoresRepository } from '../scoring/scores/scores.repository.js';
 import { createV2Services } from '../scoring/scores/v2.module.js';
@@ -112,6 +114,7 @@ export async function createAppContext(config: Config, database: Database, optio
   // Every score event reaches the webhook outbox in the transaction that appends it.
   const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten, [insertOutboxRow]);
   const jobs = scoringJobsRepository(database, v2.events);
+  const heartbeats = workerHeartbeatsRepository(database);
   const scoreFromStore = (scorerId: number, address: string, now: number) =>
     scorePassport({ stamps: stampsRepo, issuers, catalogue, accounts }, scorerId, address, now);
   const worker = new ScoringWorker(
@@ -124,8 +127,11 @@ export async function createAppContext(config: Config, database: Database, optio
       maxAttempts: config.scoringMaxAttempts,
       backoffBaseMs: config.scoringBackoffMs,
       scoreWritten,
+      presence: heartbeats,
     },
   );
+  // Started by `serve`: tells when jobs wait and no worker (of any process) looks for them.
+  const workerWatch = new WorkerWatch(jobs, heartbeats, { leaseMs: config.scoringLeaseMs, pollMs: config.scoringPollMs, log });
   const stamps = stampService(stampsRepo, verifier, issuers, Date.now, { limits: credentialLimits, maxStamps: config.maxStampsPerRequest });
   const apiKeys = apiKeyService(apiKeysRepository(database), accountsRepo, {
     ttlMs: config.apiKeyCacheTtlMs,
@@ -201,6 +207,7 @@ export async function createAppContext(config: Config, database: Database, optio
     },
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
+      workerWatch.stop();
       await scores.close();
       await portal.usage.stop();
       await Promise.all([worker.stop(), webhooks.worker.stop(), batches.worker.stop()]);
@@ -221,6 +228,7 @@ export async function createAppContext(config: Config, database: Database, optio
     portal,
     jobs,
     worker,
+    workerWatch,
     scores,
     scoreReadCache,
     v2,

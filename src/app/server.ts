@@ -96,7 +96,10 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   }
   // Every scope: an empty optional query parameter or body field means "not given" (decisions.md).
   registerEmptyStringsAsAbsent(app);
-  registerHealthRoutes(app, ctx.database, options.lifecycle);
+  registerHealthRoutes(app, ctx.database, options.lifecycle, () => {
+    const absence = ctx.workerWatch.absence;
+    return absence ? [absence] : [];
+  });
   registerLandingPage(app, { portal: ctx.config.scoringApiEnabled });
   await registerRoutes(app, ctx, metrics);
   return app;

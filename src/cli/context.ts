@@ -4,6 +4,7 @@ import type { AvailabilityLog } from '../db/availability.js';
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { type Database, openDatabase } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { snakeCaseJson } from './json-output.js';
 import { pause } from './shutdown.js';
 
 export interface CliIo {
@@ -91,8 +92,8 @@ export async function waitForDatabase(database: Database, log: AvailabilityLog, 
   }
 }
 
-/** Prints `value` as JSON with `--json`, otherwise the human lines. */
+/** Prints `value` as JSON with `--json` (snake_case keys, as the HTTP API spells them), otherwise the human lines. */
 export function report(io: CliIo, json: boolean, value: unknown, human: () => string[]): void {
-  if (json) io.out(JSON.stringify(value, null, 2));
+  if (json) io.out(JSON.stringify(snakeCaseJson(value), null, 2));
   else for (const line of human()) io.out(line);
 }

@@ -28,6 +28,15 @@ export function buildProgram(io: CliIo): Command {
   const program = new Command('stampgate')
     .description('Stampgate: passport scoring service and public data API')
     .version(packageVersion)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Configuration is by environment variables (DATABASE_URL, PORT, STAMPGATE_ENV, …), read by every',
+        'command alike; each is described in docs/configuration.md. Commands that report a result accept',
+        '--json: one JSON document with snake_case keys, as the HTTP API spells them.',
+      ].join('\n'),
+    )
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.out(text.trimEnd()), writeErr: (text) => io.err(text.trimEnd()) });
   serveCommand(program, io);

@@ -9,7 +9,31 @@ import type { ServiceLifecycle } from './lifecycle.js';
 
 const HealthBody = Type.Object({ status: Type.Literal('ok') });
 
-export function registerHealthRoutes(app: FastifyInstance, database: Database, lifecycle?: ServiceLifecycle): void {
+/** Something an operator should know that does not make the process unready (it still answers). */
+export interface ReadinessWarning {
+  code: string;
+  detail: string;
+}
+
+const ReadyBody = Type.Object({
+  status: Type.Literal('ok'),
+  warnings: Type.Optional(
+    Type.Array(
+      Type.Object({
+        code: Type.String({ description: '`no_scoring_worker`: scoring jobs wait and no worker has looked for work within the threshold' }),
+        detail: Type.String(),
+      }),
+      { description: 'Present only when there is something to report; the process is ready all the same' },
+    ),
+  ),
+});
+
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  database: Database,
+  lifecycle?: ServiceLifecycle,
+  warnings: () => ReadinessWarning[] = () => [],
+): void {
   app.get(
     '/health/live',
     { schema: { tags: ['health'], summary: 'The process is up', response: { 200: HealthBody } } },
@@ -22,7 +46,7 @@ export function registerHealthRoutes(app: FastifyInstance, database: Database, l
       schema: {
         tags: ['health'],
         summary: 'The database is reachable and its schema is current',
-        response: { 200: HealthBody, ...errorResponses(503) },
+        response: { 200: ReadyBody, ...errorResponses(503) },
       },
     },
     async (request) => {
@@ -38,7 +62,8 @@ export function registerHealthRoutes(app: FastifyInstance, database: Database, l
         throw new AppError('not_ready', 'The database is not reachable.');
       }
       if (pending.length > 0) throw new AppError('not_ready', 'Database migrations are pending.');
-      return { status: 'ok' as const };
+      const notes = warnings();
+      return notes.length > 0 ? { status: 'ok' as const, warnings: notes } : { status: 'ok' as const };
     },
   );
 }

@@ -30,13 +30,13 @@ describe.each(databaseKinds)('stampgate admin commands on %s', (kind) => {
       env,
     );
     expect(scorer.code).toBe(0);
-    expect(scorer.json()).toMatchObject({ accountId, type: 'binary', threshold: '15.5', requiresSignature: true, weights: {} });
+    expect(scorer.json()).toMatchObject({ account_id: accountId, type: 'binary', threshold: '15.5', requires_signature: true, weights: {} });
 
     const updated = await runCli(
       ['scorers', 'update', String(scorer.json().id), '--no-requires-signature', '--weight', 'Google=2.5', '--weight', 'Github=1', '--json'],
       env,
     );
-    expect(updated.json()).toMatchObject({ requiresSignature: false, weights: { Google: '2.5', Github: '1' }, threshold: '15.5' });
+    expect(updated.json()).toMatchObject({ requires_signature: false, weights: { Google: '2.5', Github: '1' }, threshold: '15.5' });
 
     const listed = await runCli(['scorers', 'list', '--account', String(accountId)], env);
     expect(listed.out).toContain('Airdrop\tbinary\tthreshold 15.5');
@@ -54,7 +54,7 @@ describe.each(databaseKinds)('stampgate admin commands on %s', (kind) => {
 
     const revoked = await runCli(['keys', 'revoke', created.prefix], env);
     expect(revoked.code).toBe(0);
-    expect((await runCli(['keys', 'list', '--json'], env)).json()[0].revokedAt).not.toBeNull();
+    expect((await runCli(['keys', 'list', '--json'], env)).json()[0].revoked_at).not.toBeNull();
   });
 
   it.each([

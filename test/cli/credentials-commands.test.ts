@@ -92,8 +92,8 @@ describe.each(databaseKinds)('stampgate scoring commands on %s', (kind) => {
           provider: 'Google',
           issuer: printed.issuer,
           digest: credentialDigest(printed),
-          issuanceDate: new Date(printed.issuanceDate).toISOString(),
-          expirationDate: new Date(printed.expirationDate).toISOString(),
+          issuance_date: new Date(printed.issuanceDate).toISOString(),
+          expiration_date: new Date(printed.expirationDate).toISOString(),
           state: 'live',
         },
       ]);

@@ -19,11 +19,11 @@ describe.each(databaseKinds)('stampgate keys permissions on %s', (kind) => {
     const created = await create('--permissions', 'read_scores,historical_endpoint', '--json');
     expect(created.code).toBe(0);
     const prefix: string = created.json().prefix;
-    expect(created.json()).toMatchObject({ accountId, permissions: ['read_scores', 'historical_endpoint'] });
+    expect(created.json()).toMatchObject({ account_id: accountId, permissions: ['read_scores', 'historical_endpoint'] });
 
     const shown = await runCli(['keys', 'show', prefix, '--json'], env);
     expect(shown.code).toBe(0);
-    expect(shown.json()).toMatchObject({ prefix, accountId, tier: 1, permissions: ['read_scores', 'historical_endpoint'], revokedAt: null });
+    expect(shown.json()).toMatchObject({ prefix, account_id: accountId, tier: 1, permissions: ['read_scores', 'historical_endpoint'], revoked_at: null });
     expect(shown.out).not.toContain(created.json().key);
     const human = await runCli(['keys', 'show', prefix], env);
     expect(human.out).toContain(`API key ${prefix}`);
@@ -84,7 +84,7 @@ describe.each(databaseKinds)('stampgate keys permissions on %s', (kind) => {
     expect(edit.code).toBe(1);
     expect(edit.err).toContain('revoked');
     const shown = await runCli(['keys', 'show', prefix, '--json'], env);
-    expect(shown.json().revokedAt).not.toBeNull();
+    expect(shown.json().revoked_at).not.toBeNull();
     expect(shown.json().permissions).toEqual(['submit_passports', 'read_scores', 'create_scorers']);
   });
 });

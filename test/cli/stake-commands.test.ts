@@ -83,15 +83,15 @@ describe.each(databaseKinds)('stampgate stake commands on %s', (kind) => {
       expect(first.json()).toEqual({
         contract: contract.toLowerCase(),
         head,
-        safeBlock: head - 1,
+        safe_block: head - 1,
         confirmations: 1,
-        fromBlock: Number(deployBlock),
-        toBlock: head - 1,
+        from_block: Number(deployBlock),
+        to_block: head - 1,
         requests: Math.ceil((head - Number(deployBlock)) / 2),
         logs: 1,
         stored: 1,
         unchanged: 0,
-        lastBlock: head - 1,
+        last_block: head - 1,
       });
 
       const idle = await runCli(['stake', 'index'], indexEnv);
@@ -110,7 +110,7 @@ describe.each(databaseKinds)('stampgate stake commands on %s', (kind) => {
 
       // Re-reading everything stores nothing new.
       const again = await runCli(['stake', 'index', '--from-block', deployBlock.toString(), '--json'], indexEnv);
-      expect(again.json()).toMatchObject({ logs: 2, stored: 0, unchanged: 2, lastBlock: head });
+      expect(again.json()).toMatchObject({ logs: 2, stored: 0, unchanged: 2, last_block: head });
     });
 
     it('fails with a clear message and exit 1 when the RPC endpoint is unreachable', async () => {

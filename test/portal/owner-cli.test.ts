@@ -15,7 +15,7 @@ describe.each(databaseKinds)('stampgate accounts create --owner on %s', (kind) =
     const owner = '0xAbC0000000000000000000000000000000000001';
     const created = await runCli(['accounts', 'create', '--name', 'Lab', '--owner', owner, '--json'], env);
     expect(created.code).toBe(0);
-    expect(created.json()).toMatchObject({ name: 'Lab', ownerAddress: owner.toLowerCase() });
+    expect(created.json()).toMatchObject({ name: 'Lab', owner_address: owner.toLowerCase() });
     const again = await runCli(['accounts', 'create', '--name', 'Other', '--owner', owner], env);
     expect(again.code).toBe(1);
     expect(again.err).toContain('already owns an account');

@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AppError } from '../../errors.js';
 import { issueCredential } from '../../scoring/stamps/dev-issuer.js';
 import { type CliIo, report, withAppContext } from '../context.js';
@@ -31,7 +31,7 @@ export function credentialsCommand(program: Command, io: CliIo): void {
     .description('Sign a stamp credential with the local development issuer key and print it')
     .requiredOption('--address <address>', 'the stamp holder', addressArgument)
     .requiredOption('--provider <provider>', 'provider id, e.g. Google')
-    .option('--expires-in <duration>', 'validity, e.g. 90d, 12h', duration, 90 * units.d!)
+    .addOption(new Option('--expires-in <duration>', 'validity: 90d, 12h, 30m, 45s … up to 3650d').argParser(duration).default(90 * units.d!, '90d'))
     .option('--nullifier <value...>', 'nullifier(s) to use instead of the derived one', nullifier)
     .option('--import', 'also store it, as `stamps import` would')
     .option('--json', 'print only the credential (or, with --import, the credential and the outcome) as JSON')

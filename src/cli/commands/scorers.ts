@@ -33,7 +33,7 @@ export function scorersCommand(program: Command, io: CliIo): void {
     .requiredOption('--account <id>', 'owning account id', positiveInteger)
     .requiredOption('--name <name>', 'scorer name')
     .option('--type <type>', scorerTypeNames.join(', '), 'weighted')
-    .option('--threshold <decimal>', 'threshold of a binary scorer (default: the catalogue’s, 20 as shipped)')
+    .option('--threshold <decimal>', 'the score needed to pass: a binary scorer answers 1 once the weighted sum reaches it, and v2 reports passing_score against it for every type (default: the catalogue’s, 20 as shipped)')
     .option('--requires-signature', 'require a wallet signature on every submission')
     .option('--weight <provider=weight>', 'override a provider weight (repeatable)', weightEntry)
     .option('--setting <name=value>', "a setting of the scorer's type, e.g. platform_cap=10 (repeatable)", settingEntry)

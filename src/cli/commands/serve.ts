@@ -10,7 +10,7 @@ import { buildServer, listen } from '../../app/server.js';
 import { startupChecks } from '../../app/startup-checks.js';
 import { startBackgroundWork } from '../background-work.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
-import { ShutdownSignal } from '../shutdown.js';
+import { ShutdownSignal, startedByPackageRunner } from '../shutdown.js';
 
 function demoBanner(demo: DemoSetup, baseUrl: string): string[] {
   return [
@@ -34,7 +34,7 @@ export function serveCommand(program: Command, io: CliIo): void {
     .action(async (options: { worker: boolean }) => {
       const config = loadConfig(io.env, 'serve', startupChecks);
       const logger = createLogger(config.logLevel);
-      const shutdown = new ShutdownSignal();
+      const shutdown = new ShutdownSignal({ watchParent: startedByPackageRunner(io.env) });
       // Listening starts before the database answers: liveness 200, readiness 503 meanwhile.
       const lifecycle = new ServiceLifecycle('starting');
       let ctx: AppContext | undefined;
@@ -76,9 +76,11 @@ export function serveCommand(program: Command, io: CliIo): void {
       io.out(`Stampgate is serving ${baseUrl} (API docs at ${baseUrl}/docs).`);
 
       if (options.worker) startBackgroundWork(context, logger, io);
-      await shutdown.received;
+      // Also with its own worker: that one may be stuck, and others may share the queue.
+      context.workerWatch.start();
+      const cause = await shutdown.received;
       await shutdown.shutDown(async () => {
-        server.log.info('shutting down');
+        server.log.info({ cause }, 'shutting down');
         // Waiting submissions answer with what they have now, rather than when their wait ends.
         await Promise.all([drainServer(server, lifecycle, config.shutdownTimeoutMs), context.scores.drain(), context.stopBackgroundWork()]);
         await context.close();

@@ -7,7 +7,7 @@ import { startupChecks } from '../../app/startup-checks.js';
 import { startBackgroundWork } from '../background-work.js';
 import { drainServer, ServiceLifecycle } from '../../http/lifecycle.js';
 import { type CliIo, createServiceContext, waitForDatabase } from '../context.js';
-import { ShutdownSignal } from '../shutdown.js';
+import { ShutdownSignal, startedByPackageRunner } from '../shutdown.js';
 
 export function workerCommand(program: Command, io: CliIo): void {
   program
@@ -16,7 +16,7 @@ export function workerCommand(program: Command, io: CliIo): void {
     .action(async () => {
       const config = loadConfig(io.env, 'worker', startupChecks);
       const logger = createLogger(config.logLevel);
-      const shutdown = new ShutdownSignal();
+      const shutdown = new ShutdownSignal({ watchParent: startedByPackageRunner(io.env) });
       const lifecycle = new ServiceLifecycle('starting');
       const ctx = await createServiceContext(config, { log: logger }).catch((error: unknown) => {
         shutdown.finish();
@@ -40,9 +40,9 @@ export function workerCommand(program: Command, io: CliIo): void {
         startBackgroundWork(ctx, logger, io);
       }
       const server = monitoring;
-      await shutdown.received;
+      const cause = await shutdown.received;
       await shutdown.shutDown(async () => {
-        logger.info('shutting down');
+        logger.info({ cause }, 'shutting down');
         if (server) await drainServer(server, lifecycle, config.shutdownTimeoutMs);
         await ctx.close();
         logger.info('shut down');

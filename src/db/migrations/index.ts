@@ -24,6 +24,7 @@ import { bountyOrderFields } from './0024-bounty-order-fields.js';
 import { webhookFairness } from './0025-webhook-fairness.js';
 import { batchUploads } from './0026-batch-uploads.js';
 import { accountBatchUsage } from './0027-account-batch-usage.js';
+import { workerHeartbeats } from './0028-worker-heartbeats.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -54,5 +55,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0025-webhook-fairness': webhookFairness(dialect),
     '0026-batch-uploads': batchUploads(),
     '0027-account-batch-usage': accountBatchUsage(dialect),
+    '0028-worker-heartbeats': workerHeartbeats(dialect),
   };
 }

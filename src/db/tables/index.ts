@@ -159,6 +159,13 @@ export interface ScoringJobsTable {
   created_at: number;
 }
 
+/** A scoring worker's last look for work (its polling loop writes it). */
+export interface ScoringWorkerHeartbeatsTable {
+  /** The worker's lease owner, `host:pid:random`. */
+  owner: string;
+  seen_at: number;
+}
+
 export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables, ModelTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
@@ -169,6 +176,7 @@ export interface Tables extends WalletTables, StakingTables, PublicDataTables, W
   scores: ScoresTable;
   nullifier_holds: NullifierHoldsTable;
   scoring_jobs: ScoringJobsTable;
+  scoring_worker_heartbeats: ScoringWorkerHeartbeatsTable;
   score_events: ScoreEventsTable;
 }
 

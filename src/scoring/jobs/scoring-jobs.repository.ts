@@ -268,6 +268,21 @@ export function scoringJobsRepository(database: Database, records: ScoreRecordsR
       return Number(result.numUpdatedRows) > 0;
     },
 
+    /** Jobs a worker would take now: queued and due, or running on an expired lease. */
+    async dueJobs(now: number): Promise<number> {
+      const row = await db
+        .selectFrom('scoring_jobs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('state', '=', 'queued'), eb('run_after', '<=', now)]),
+            eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
+          ]),
+        )
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
     async queueDepth(): Promise<number> {
       const row = await db.selectFrom('scoring_jobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       return Number(row.n);

@@ -22,6 +22,14 @@ export interface ScoringWorkerOptions {
   scoreWritten?: (scorerId: number, address: string) => Promise<void>;
   /** How often a running job's lease is renewed (default: a third of `leaseMs`, so two missed beats still keep it). */
   heartbeatMs?: number;
+  /** Where the polling loop records that this worker is alive (see WorkerWatch), every third of `leaseMs`. */
+  presence?: WorkerPresence;
+}
+
+/** The worker's own heartbeat, as opposed to a job's lease renewal. */
+export interface WorkerPresence {
+  beat(owner: string, now: number): Promise<void>;
+  forgetLongGone(now: number): Promise<void>;
 }
 
 /** A heartbeat's result (the `leaseRenewed` event): whether the lease is still held, and until when. */
@@ -57,6 +65,8 @@ export class ScoringWorker extends EventEmitter {
   // The last pump stopped because every slot was taken, so due jobs may be waiting for one.
   #slotsFull = false;
   #claimPending = false;
+  // When the polling loop last recorded this worker's presence (null: not yet since start).
+  #lastPresenceAt: number | null = null;
 
   constructor(jobs: ScoringJobsRepository, score: ScoreFn, options: ScoringWorkerOptions, clock: () => number = Date.now) {
     super();
@@ -73,6 +83,7 @@ export class ScoringWorker extends EventEmitter {
   }
 
   start(): void {
+    this.#lastPresenceAt = null;
     this.#loop.start();
   }
 
@@ -127,6 +138,7 @@ export class ScoringWorker extends EventEmitter {
   /** One pass: claims due jobs while slots are free (PollingLoop runs it again if woken meanwhile). */
   async #pass(): Promise<void> {
     this.#slotsFull = false;
+    await this.#recordPresence();
     while (this.#loop.running) {
       if (this.#inFlight.size >= this.#options.concurrency) {
         this.#slotsFull = true;
@@ -143,6 +155,24 @@ export class ScoringWorker extends EventEmitter {
         this.notify();
       });
       this.#inFlight.add(run);
+    }
+  }
+
+  /**
+   * Every third of a lease, from the loop itself: a loop that stops looking for work stops
+   * beating. A pass runs at least every `pollMs`, even with every slot taken.
+   */
+  async #recordPresence(): Promise<void> {
+    const presence = this.#options.presence;
+    const now = this.#clock();
+    if (!presence || (this.#lastPresenceAt !== null && now - this.#lastPresenceAt < this.#options.leaseMs / 3)) return;
+    const first = this.#lastPresenceAt === null;
+    this.#lastPresenceAt = now;
+    try {
+      await presence.beat(this.owner, now);
+      if (first) await presence.forgetLongGone(now);
+    } catch (error) {
+      this.emit('failure', error);
     }
   }
 
