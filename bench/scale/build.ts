@@ -105,7 +105,7 @@ async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: stri
   return url.toString();
 }
 
-async function insertRows(db: Kysely<any>, table: string, rows: object[]): Promise<void> {
+export async function insertRows(db: Kysely<any>, table: string, rows: object[]): Promise<void> {
   if (rows.length === 0) return;
   const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length));
   for (let at = 0; at < rows.length; at += perStatement) await db.insertInto(table).values(rows.slice(at, at + perStatement)).execute();

@@ -1,8 +1,155 @@
+/**
+ * The scale bench's cases, run on a small data set and on the scale set in one run: latency
+ * (p50, p99) and server CPU per request of the hot reads and a submission, the two integrator
+ * walks (rows/s, server RSS over the walk) and the uncached bounty list; then PASS/FAIL per target.
+ * Requests are sent one at a time: the figures are the cost of one request at that size, not
+ * the server's throughput.
+ */
+import { readFileSync } from 'node:fs';
+import { BOUNTIES_PATH } from '../bounties-seed.js';
 import type { ScaleDataset } from './build.js';
+import { DAY_MS, scaleAddress, unitRandom } from './generator.js';
+import { startScaleServer, type ScaleServer } from './server.js';
 
+const REQUESTS = 200;
+
+interface LatencyFigures {
+  p50: number;
+  p99: number;
+  cpuMsPerRequest: number;
+}
+
+interface WalkFigures {
+  rows: number;
+  rowsPerSecond: number;
+  rssMinMb: number;
+  rssMaxMb: number;
+}
+
+type Figures = Record<string, LatencyFigures | WalkFigures>;
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+async function timed(server: ScaleServer, count: number, request: (i: number) => Promise<Response>): Promise<LatencyFigures> {
+  // A few unmeasured requests first: compiled statements and the JIT warm up at any size alike.
+  for (let i = 0; i < 5; i++) await (await request(count + i)).arrayBuffer();
+  const times: number[] = [];
+  const cpuBefore = server.cpuMs();
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    const res = await request(i);
+    const body = await res.text();
+    if (!res.ok) throw new Error(`HTTP ${res.status}: ${body.slice(0, 300)}`);
+    times.push(performance.now() - start);
+  }
+  const cpu = server.cpuMs() - cpuBefore;
+  times.sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 100) / 100;
+  return { p50: round(percentile(times, 0.5)), p99: round(percentile(times, 0.99)), cpuMsPerRequest: round(cpu / count) };
+}
+
+async function walk(server: ScaleServer, first: string, page: (body: unknown) => { rows: number; next: string | null }, headers: Record<string, string>): Promise<WalkFigures> {
+  let path: string | null = first;
+  let rows = 0;
+  let rssMin = server.rssMb();
+  let rssMax = rssMin;
+  const start = performance.now();
+  while (path) {
+    const res = await fetch(server.base + path, { headers });
+    if (!res.ok) throw new Error(`HTTP ${res.status} on ${path}: ${(await res.text()).slice(0, 300)}`);
+    const step = page(await res.json());
+    rows += step.rows;
+    path = step.rows === 0 ? null : step.next;
+    const rss = server.rssMb();
+    rssMin = Math.min(rssMin, rss);
+    rssMax = Math.max(rssMax, rss);
+  }
+  const seconds = (performance.now() - start) / 1000;
+  return { rows, rowsPerSecond: Math.round(rows / seconds), rssMinMb: Math.round(rssMin), rssMaxMb: Math.round(rssMax) };
+}
+
+async function measure(dataset: ScaleDataset, log: (line: string) => void): Promise<Figures> {
+  const server = await startScaleServer(dataset, { PUBLIC_CACHE_TTL: '0' });
+  try {
+    const headers = { 'x-api-key': dataset.apiKey, 'content-type': 'application/json' };
+    const [scorer] = dataset.scorerIds;
+    const pool = (JSON.parse(readFileSync(dataset.poolFile, 'utf8')) as { address: string }[]).map((d) => d.address);
+    const generated = (i: number) => scaleAddress(Math.floor(unitRandom('bench-address', i) * dataset.counts.addresses));
+    const get = (path: string) => fetch(server.base + path, { headers });
+    const figures: Figures = {};
+    const middle = new Date(dataset.builtAt - 30 * DAY_MS).toISOString();
+    figures['score read'] = await timed(server, REQUESTS, (i) => get(`/registry/score/${scorer}/${generated(i)}`));
+    figures.submission = await timed(server, Math.min(REQUESTS, pool.length / 2), (i) =>
+      fetch(`${server.base}/registry/submit-passport`, { method: 'POST', headers, body: JSON.stringify({ address: pool[i % pool.length], scorer_id: String(scorer) }) }),
+    );
+    figures['v2 score'] = await timed(server, REQUESTS, (i) => get(`/v2/stamps/${scorer}/score/${generated(REQUESTS + i)}`));
+    figures.history = await timed(server, REQUESTS, (i) => get(`/v2/stamps/${scorer}/score/${generated(2 * REQUESTS + i)}/history?created_at=${encodeURIComponent(middle)}`));
+    figures['stamps page'] = await timed(server, REQUESTS, (i) => get(`/registry/stamps/${pool[i % pool.length]}?limit=10`));
+    figures['bounty list'] = await timed(server, REQUESTS, () => get(BOUNTIES_PATH));
+    log(`  ${dataset.database} ${dataset.size}: reads done, walking the score list`);
+    figures['score-list sync'] = await walk(server, `/registry/score/${scorer}?limit=1000`, (body) => {
+      const { items } = body as { items: { last_score_timestamp: string }[] };
+      const last = items.at(-1)?.last_score_timestamp;
+      return { rows: items.length, next: last ? `/registry/score/${scorer}?limit=1000&last_score_timestamp_gt=${encodeURIComponent(last)}` : null };
+    }, headers);
+    figures['event feed'] = await walk(server, `/v2/scorers/${scorer}/events?after=0&limit=1000`, (body) => {
+      const { items, next } = body as { items: unknown[]; next: string };
+      return { rows: items.length, next };
+    }, headers);
+    return figures;
+  } finally {
+    await server.stop();
+  }
+}
+
+interface Verdict {
+  target: string;
+  pass: boolean;
+  detail: string;
+}
+
+function verdicts(small: Figures, large: Figures): Verdict[] {
+  const out: Verdict[] = [];
+  for (const name of ['score read', 'submission', 'v2 score', 'history', 'stamps page']) {
+    const s = small[name] as LatencyFigures;
+    const l = large[name] as LatencyFigures;
+    for (const q of ['p50', 'p99'] as const) {
+      const ratio = l[q] / s[q];
+      out.push({ target: `${name} ${q} <= 1.5x small`, pass: ratio <= 1.5, detail: `${s[q]} -> ${l[q]} ms (${ratio.toFixed(2)}x)` });
+    }
+  }
+  for (const name of ['score-list sync', 'event feed']) {
+    const l = large[name] as WalkFigures;
+    out.push({ target: `${name} >= 20000 rows/s`, pass: l.rowsPerSecond >= 20_000, detail: `${l.rows} rows at ${l.rowsPerSecond}/s` });
+    out.push({ target: `${name} RSS flat (+-50 MB)`, pass: l.rssMaxMb - l.rssMinMb <= 50, detail: `${l.rssMinMb}-${l.rssMaxMb} MB` });
+  }
+  const s = small['bounty list'] as LatencyFigures;
+  const l = large['bounty list'] as LatencyFigures;
+  const ratio = l.cpuMsPerRequest / s.cpuMsPerRequest;
+  out.push({ target: 'uncached bounty list cost <= 1.5x small', pass: ratio <= 1.5, detail: `${s.cpuMsPerRequest} -> ${l.cpuMsPerRequest} ms CPU (${ratio.toFixed(2)}x)` });
+  return out;
+}
+
+function describe(figures: Figures): string[] {
+  return Object.entries(figures).map(([name, f]) =>
+    'p50' in f
+      ? `    ${name.padEnd(16)} p50 ${f.p50} ms, p99 ${f.p99} ms, server CPU ${f.cpuMsPerRequest} ms/request`
+      : `    ${name.padEnd(16)} ${f.rows} rows, ${f.rowsPerSecond} rows/s, server RSS ${f.rssMinMb}-${f.rssMaxMb} MB`,
+  );
+}
+
+/** Measures both data sets (the small one first) and prints the figures and verdicts; true when every target passes. */
 export async function runScaleCases(small: ScaleDataset, large: ScaleDataset, log: (line: string) => void): Promise<boolean> {
-  void small;
-  void large;
-  log('no cases yet');
-  return true;
+  const figures: Figures[] = [];
+  for (const dataset of [small, large]) {
+    log(`${dataset.database}, size ${dataset.size} (${dataset.counts.addresses} addresses, ${dataset.counts.bounties} bounties):`);
+    const measured = await measure(dataset, log);
+    for (const line of describe(measured)) log(line);
+    figures.push(measured);
+  }
+  const results = verdicts(figures[0]!, figures[1]!);
+  for (const v of results) log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.target}: ${v.detail}`);
+  return results.every((v) => v.pass);
 }
