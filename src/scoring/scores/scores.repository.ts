@@ -57,32 +57,21 @@ export function scoresRepository(db: Db) {
     },
 
     /**
-     * A page of the score list and its count. The page's keys are walked in the index
-     * (scorer_id, last_score_timestamp, address) alone and its rows then looked up by primary key,
-     * in one statement (one snapshot): selecting whole rows in the walk lets PostgreSQL prefer a scan
-     * of every row of the scorer and a sort once the range holds a fair part of the table. A sync
-     * (last_score_timestamp_gt with offset 0) sends no OFFSET.
+     * A page of the score list and its count. The page walks the index (scorer_id,
+     * last_score_timestamp, address); a sync (last_score_timestamp_gt with offset 0) sends no OFFSET.
      */
     async list(scorerId: number, filter: ScoreListFilter): Promise<{ rows: ScoreRow[]; count: number }> {
       let base = db.selectFrom('scores').where('scorer_id', '=', scorerId);
       if (filter.after !== undefined) base = base.where('last_score_timestamp', '>', filter.after);
       if (filter.atOrAfter !== undefined) base = base.where('last_score_timestamp', '>=', filter.atOrAfter);
       if (filter.address !== undefined) base = base.where('address', '=', filter.address);
-      let keys = base.select('address').orderBy('last_score_timestamp').orderBy('address').limit(filter.limit);
-      if (filter.offset > 0) keys = keys.offset(filter.offset);
-      const page = db
-        .selectFrom(keys.as('k'))
-        .innerJoin('scores as s', (join) => join.on('s.scorer_id', '=', scorerId).onRef('s.address', '=', 'k.address'))
-        .selectAll('s');
+      let page = base.selectAll().orderBy('last_score_timestamp').orderBy('address').limit(filter.limit);
+      if (filter.offset > 0) page = page.offset(filter.offset);
       const [rows, total] = await Promise.all([
-        filter.limit === 0 ? Promise.resolve([]) : page.execute(),
+        page.execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
-      // The page's order, restored over its own rows (the index's: the timestamp, then the address bytes).
-      const ordered = (rows as ScoreRow[]).sort(
-        (a, b) => Number(a.last_score_timestamp) - Number(b.last_score_timestamp) || (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
-      );
-      return { rows: ordered, count: Number(total.n) };
+      return { rows, count: Number(total.n) };
     },
   };
 }

@@ -9,8 +9,7 @@ import { type BoundStatement, boundStatementsOf } from '../../helpers/statement-
 
 // 6,000 addresses: 30,000 stamps, about as many holds, 12,000 scores and 18,000 events, enough that a
 // scan of a big table costs the planner more than its index for a page of 100. (For a page of 1000 of
-// these 6,000 rows PostgreSQL rightly hashes the table instead of 1000 key lookups; at a million rows
-// it looks them up.)
+// these 6,000 rows PostgreSQL rightly reads the table and sorts it; at 100,000 it walks the index.)
 const ADDRESSES = 6000;
 const BIG_TABLES = ['stamps', 'scores', 'score_events', 'nullifier_holds'];
 
