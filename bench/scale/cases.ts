@@ -3,7 +3,7 @@
  * (p50, p99) and server CPU per request of the hot reads and a submission, the two integrator
  * walks (rows/s, server RSS over the walk) and the uncached bounty list; then PASS/FAIL per target.
  * Requests are sent one at a time: the figures are the cost of one request at that size, not
- * the server's throughput.
+ * the server's throughput. Both servers run at once and take turns (see measure).
  */
 import { readFileSync } from 'node:fs';
 import { BOUNTIES_PATH } from '../bounties-seed.js';
@@ -12,6 +12,8 @@ import { DAY_MS, scaleAddress, unitRandom } from './generator.js';
 import { startScaleServer, type ScaleServer } from './server.js';
 
 const REQUESTS = 200;
+/** Requests per block: the two sets take turns block by block. */
+const BLOCK = 25;
 const WARM_PAGES = 10;
 
 interface LatencyFigures {
@@ -34,22 +36,30 @@ function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-async function timed(server: ScaleServer, count: number, request: (i: number) => Promise<Response>): Promise<LatencyFigures> {
-  // A few unmeasured requests first: compiled statements and the JIT warm up at any size alike.
-  for (let i = 0; i < 5; i++) await (await request(count + i)).arrayBuffer();
-  const times: number[] = [];
+type Requester = (i: number) => Promise<Response>;
+
+interface Samples {
+  times: number[];
+  cpuMs: number;
+}
+
+/** `count` requests from index `from`, one at a time, added to `samples`. */
+async function sample(server: ScaleServer, request: Requester, from: number, count: number, samples: Samples): Promise<void> {
   const cpuBefore = server.cpuMs();
-  for (let i = 0; i < count; i++) {
+  for (let i = from; i < from + count; i++) {
     const start = performance.now();
     const res = await request(i);
     const body = await res.text();
     if (!res.ok) throw new Error(`HTTP ${res.status}: ${body.slice(0, 300)}`);
-    times.push(performance.now() - start);
+    samples.times.push(performance.now() - start);
   }
-  const cpu = server.cpuMs() - cpuBefore;
-  times.sort((a, b) => a - b);
+  samples.cpuMs += server.cpuMs() - cpuBefore;
+}
+
+function figuresOf(samples: Samples): LatencyFigures {
+  const times = [...samples.times].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 100) / 100;
-  return { p50: round(percentile(times, 0.5)), p99: round(percentile(times, 0.99)), cpuMsPerRequest: round(cpu / count) };
+  return { p50: round(percentile(times, 0.5)), p99: round(percentile(times, 0.99)), cpuMsPerRequest: round(samples.cpuMs / times.length) };
 }
 
 async function walk(server: ScaleServer, first: string, page: (body: unknown) => { rows: number; next: string | null }, headers: Record<string, string>): Promise<WalkFigures> {
@@ -79,37 +89,66 @@ async function walk(server: ScaleServer, first: string, page: (body: unknown) =>
   return { rows, rowsPerSecond: Math.round(rows / seconds), rssStartMb: Math.round(rssStartMb), rssMinMb: Math.round(rssMin), rssMaxMb: Math.round(rssMax) };
 }
 
-async function measure(dataset: ScaleDataset, log: (line: string) => void): Promise<Figures> {
-  const server = await startScaleServer(dataset, { PUBLIC_CACHE_TTL: '0' });
-  try {
-    const headers = { 'x-api-key': dataset.apiKey, 'content-type': 'application/json' };
-    const [scorer] = dataset.scorerIds;
-    const pool = (JSON.parse(readFileSync(dataset.poolFile, 'utf8')) as { address: string }[]).map((d) => d.address);
-    const generated = (i: number) => scaleAddress(Math.floor(unitRandom('bench-address', i) * dataset.counts.addresses));
-    const get = (path: string) => fetch(server.base + path, { headers });
-    const figures: Figures = {};
-    const middle = new Date(dataset.builtAt - 30 * DAY_MS).toISOString();
-    figures['score read'] = await timed(server, REQUESTS, (i) => get(`/registry/score/${scorer}/${generated(i)}`));
-    figures.submission = await timed(server, Math.min(REQUESTS, pool.length / 2), (i) =>
-      fetch(`${server.base}/registry/submit-passport`, { method: 'POST', headers, body: JSON.stringify({ address: pool[i % pool.length], scorer_id: String(scorer) }) }),
-    );
-    figures['v2 score'] = await timed(server, REQUESTS, (i) => get(`/v2/stamps/${scorer}/score/${generated(REQUESTS + i)}`));
-    figures.history = await timed(server, REQUESTS, (i) => get(`/v2/stamps/${scorer}/score/${generated(2 * REQUESTS + i)}/history?created_at=${encodeURIComponent(middle)}`));
-    figures['stamps page'] = await timed(server, REQUESTS, (i) => get(`/registry/stamps/${pool[i % pool.length]}?limit=10`));
-    figures['bounty list'] = await timed(server, REQUESTS, () => get(BOUNTIES_PATH));
-    log(`  ${dataset.database} ${dataset.size}: reads done, walking the score list`);
-    figures['score-list sync'] = await walk(server, `/registry/score/${scorer}?limit=1000`, (body) => {
+function requesters(dataset: ScaleDataset, server: ScaleServer): Record<string, Requester> {
+  const headers = { 'x-api-key': dataset.apiKey, 'content-type': 'application/json' };
+  const [scorer] = dataset.scorerIds;
+  const pool = (JSON.parse(readFileSync(dataset.poolFile, 'utf8')) as { address: string }[]).map((d) => d.address);
+  const generated = (i: number) => scaleAddress(Math.floor(unitRandom('bench-address', i) * dataset.counts.addresses));
+  const get = (path: string) => fetch(server.base + path, { headers });
+  const middle = encodeURIComponent(new Date(dataset.builtAt - 30 * DAY_MS).toISOString());
+  return {
+    'score read': (i) => get(`/registry/score/${scorer}/${generated(i)}`),
+    // Each pool address once per run and scorer (the first scoring of that run), both scorers in turn.
+    submission: (i) =>
+      fetch(`${server.base}/registry/submit-passport`, { method: 'POST', headers, body: JSON.stringify({ address: pool[i % pool.length], scorer_id: String(dataset.scorerIds[Math.floor(i / pool.length) % 2]) }) }),
+    'v2 score': (i) => get(`/v2/stamps/${scorer}/score/${generated(100_000 + i)}`),
+    history: (i) => get(`/v2/stamps/${scorer}/score/${generated(200_000 + i)}/history?created_at=${middle}`),
+    'stamps page': (i) => get(`/registry/stamps/${pool[i % pool.length]}?limit=10`),
+    'bounty list': () => get(BOUNTIES_PATH),
+  };
+}
+
+async function walks(dataset: ScaleDataset, server: ScaleServer): Promise<Figures> {
+  const headers = { 'x-api-key': dataset.apiKey };
+  const [scorer] = dataset.scorerIds;
+  return {
+    'score-list sync': await walk(server, `/registry/score/${scorer}?limit=1000`, (body) => {
       const { items } = body as { items: { last_score_timestamp: string }[] };
       const last = items.at(-1)?.last_score_timestamp;
       return { rows: items.length, next: last ? `/registry/score/${scorer}?limit=1000&last_score_timestamp_gt=${encodeURIComponent(last)}` : null };
-    }, headers);
-    figures['event feed'] = await walk(server, `/v2/scorers/${scorer}/events?after=0&limit=1000`, (body) => {
+    }, headers),
+    'event feed': await walk(server, `/v2/scorers/${scorer}/events?after=0&limit=1000`, (body) => {
       const { items, next } = body as { items: unknown[]; next: string };
       return { rows: items.length, next };
-    }, headers);
+    }, headers),
+  };
+}
+
+/**
+ * Both sets served at once and each case's requests sent in alternating blocks (small, scale,
+ * small, …): a load on the machine that rises or falls during the run reaches both sets alike.
+ */
+async function measure(small: ScaleDataset, large: ScaleDataset, log: (line: string) => void): Promise<[Figures, Figures]> {
+  const servers = [await startScaleServer(small, { PUBLIC_CACHE_TTL: '0' }), await startScaleServer(large, { PUBLIC_CACHE_TTL: '0' })] as const;
+  try {
+    const cases = [requesters(small, servers[0]), requesters(large, servers[1])] as const;
+    const figures: [Figures, Figures] = [{}, {}];
+    for (const name of Object.keys(cases[0])) {
+      const samples: [Samples, Samples] = [{ times: [], cpuMs: 0 }, { times: [], cpuMs: 0 }];
+      // A few unmeasured requests first: compiled statements and the JIT warm up at any size alike.
+      for (const side of [0, 1] as const) for (let i = 0; i < 5; i++) await (await cases[side][name]!(REQUESTS + i)).arrayBuffer();
+      for (let block = 0; block < REQUESTS / BLOCK; block++) {
+        for (const side of [0, 1] as const) await sample(servers[side], cases[side][name]!, block * BLOCK, BLOCK, samples[side]);
+      }
+      figures[0][name] = figuresOf(samples[0]);
+      figures[1][name] = figuresOf(samples[1]);
+    }
+    log('  reads done, walking the score list and the event feed of each set');
+    Object.assign(figures[0], await walks(small, servers[0]));
+    Object.assign(figures[1], await walks(large, servers[1]));
     return figures;
   } finally {
-    await server.stop();
+    await Promise.all(servers.map((server) => server.stop()));
   }
 }
 
@@ -149,16 +188,14 @@ function describe(figures: Figures): string[] {
   );
 }
 
-/** Measures both data sets (the small one first) and prints the figures and verdicts; true when every target passes. */
+/** Measures both data sets and prints the figures and verdicts; true when every target passes. */
 export async function runScaleCases(small: ScaleDataset, large: ScaleDataset, log: (line: string) => void): Promise<boolean> {
-  const figures: Figures[] = [];
-  for (const dataset of [small, large]) {
+  const figures = await measure(small, large, log);
+  for (const [side, dataset] of [small, large].entries()) {
     log(`${dataset.database}, size ${dataset.size} (${dataset.counts.addresses} addresses, ${dataset.counts.bounties} bounties):`);
-    const measured = await measure(dataset, log);
-    for (const line of describe(measured)) log(line);
-    figures.push(measured);
+    for (const line of describe(figures[side]!)) log(line);
   }
-  const results = verdicts(figures[0]!, figures[1]!);
+  const results = verdicts(figures[0], figures[1]);
   for (const v of results) log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.target}: ${v.detail}`);
   return results.every((v) => v.pass);
 }
