@@ -12,7 +12,8 @@ export function migrateCommand(program: Command, io: CliIo): void {
     .action(async (options: { json?: boolean }) => {
       const database = openDatabase(loadConfig(io.env).databaseUrl);
       try {
-        const applied = await migrateToLatest(database);
+        // Progress of long steps on stderr, so that --json output stays one document.
+        const applied = await migrateToLatest(database, { progress: (line) => io.err(line) });
         report(io, !!options.json, { applied }, () =>
           applied.length === 0 ? ['The database schema is up to date.'] : applied.map((name) => `Applied ${name}.`),
         );

@@ -1,9 +1,9 @@
-import type { AccountService } from '../accounts/accounts.service.js';
+import type { AccountService, Scorer } from '../accounts/accounts.service.js';
 import type { Catalogue } from '../stamps/catalogue.js';
 import { type BreakdownStamp, type CandidateStamp, computeScore, type NullifierHold } from '../scorers/engine.js';
 import type { TrustedIssuerService } from '../stamps/issuers.service.js';
 import type { ScoringOutcome } from '../records/score-outcome.js';
-import type { StampsRepository } from '../stamps/stamps.repository.js';
+import type { ScoringStamp, StampsRepository } from '../stamps/stamps.repository.js';
 import { formatScoringTimestamp } from '../timestamps.js';
 
 export interface PassportScoringDeps {
@@ -26,7 +26,26 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
     deps.stamps.liveForScoring(address),
     deps.issuers.current(),
   ]);
-  const stamps: CandidateStamp[] = rows.map((row) => ({
+  const nullifiers = [...new Set(rows.flatMap((row) => row.nullifiers))];
+  const holdRows = await deps.stamps.holdsFor(scorerId, address, nullifiers);
+  return scoringOutcome({ scorer, stamps: rows, trusted, holds: holdRows, catalogue: deps.catalogue, address, now });
+}
+
+/** What scorePassport reads, read: the scorer, the live stamps, the trusted issuers and the holds of the stamps' nullifiers. */
+export interface ScoringInputs {
+  scorer: Pick<Scorer, 'type' | 'threshold' | 'weights' | 'settings'>;
+  stamps: readonly ScoringStamp[];
+  trusted: ReadonlySet<string>;
+  holds: readonly { nullifier: string; address: string; expires_at: number }[];
+  catalogue: Pick<Catalogue, 'defaultWeights' | 'metadataFor'>;
+  address: string;
+  now: number;
+}
+
+/** The outcome of a scoring from what it read, without the database (the scale data set builds its rows with it too). */
+export function scoringOutcome(inputs: ScoringInputs): ScoringOutcome {
+  const { scorer, trusted, address, now, catalogue } = inputs;
+  const stamps: CandidateStamp[] = inputs.stamps.map((row) => ({
     id: String(row.id),
     provider: row.provider,
     nullifiers: row.nullifiers,
@@ -34,15 +53,14 @@ export async function scorePassport(deps: PassportScoringDeps, scorerId: number,
     expirationDate: new Date(row.expirationDate),
     valid: trusted.has(row.issuer) ? true : 'issuer is not trusted',
   }));
-  const holdRows = await deps.stamps.holdsFor(scorerId, address, [...new Set(stamps.flatMap((s) => s.nullifiers))]);
   const holds = new Map<string, NullifierHold>(
-    holdRows.map((h) => [h.nullifier, { address: h.address, expiresAt: new Date(h.expires_at) }]),
+    inputs.holds.map((h) => [h.nullifier, { address: h.address, expiresAt: new Date(Number(h.expires_at)) }]),
   );
   const result = computeScore({
     address,
     scorer: { type: scorer.type, threshold: scorer.threshold, weights: scorer.weights, settings: scorer.settings },
-    defaultWeights: deps.catalogue.defaultWeights,
-    platforms: new Map(stamps.map((s) => [s.provider, deps.catalogue.metadataFor(s.provider)?.platform.id ?? s.provider])),
+    defaultWeights: catalogue.defaultWeights,
+    platforms: new Map(stamps.map((s) => [s.provider, catalogue.metadataFor(s.provider)?.platform.id ?? s.provider])),
     now: new Date(now),
     stamps,
     holds,

@@ -56,13 +56,19 @@ export function scoresRepository(db: Db) {
       return (await scoreQuery(db, scorerId, address)).rows[0];
     },
 
+    /**
+     * A page of the score list and its count. The page walks the index (scorer_id,
+     * last_score_timestamp, address); a sync (last_score_timestamp_gt with offset 0) sends no OFFSET.
+     */
     async list(scorerId: number, filter: ScoreListFilter): Promise<{ rows: ScoreRow[]; count: number }> {
       let base = db.selectFrom('scores').where('scorer_id', '=', scorerId);
       if (filter.after !== undefined) base = base.where('last_score_timestamp', '>', filter.after);
       if (filter.atOrAfter !== undefined) base = base.where('last_score_timestamp', '>=', filter.atOrAfter);
       if (filter.address !== undefined) base = base.where('address', '=', filter.address);
+      let page = base.selectAll().orderBy('last_score_timestamp').orderBy('address').limit(filter.limit);
+      if (filter.offset > 0) page = page.offset(filter.offset);
       const [rows, total] = await Promise.all([
-        base.selectAll().orderBy('last_score_timestamp').orderBy('address').limit(filter.limit).offset(filter.offset).execute(),
+        page.execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { rows, count: Number(total.n) };

@@ -1,8 +1,8 @@
 import { AppError } from '../../errors.js';
 import { type CredentialLimits, DEFAULT_CREDENTIAL_LIMITS, screenCredential } from './credential-intake.js';
-import { type CredentialVerifier, checkCredentialAt } from './credentials.js';
+import { type CredentialVerifier, checkCredentialAt, type VerifiedCredential } from './credentials.js';
 import type { TrustedIssuerService } from './issuers.service.js';
-import type { StampsRepository } from './stamps.repository.js';
+import type { NewStamp, StampsRepository } from './stamps.repository.js';
 
 export interface CredentialOutcome {
   /** Where the credential stood in the input, e.g. `2` or `1.credentials[3]`. */
@@ -98,19 +98,7 @@ export function stampService(
       const address = expectedAddress ?? verified.subjectAddress;
       const check = checkCredentialAt(verified, { now: new Date(clock()), trustedIssuers: trusted, address });
       if (!check.ok) return { status: 'rejected', reason: check.reason, provider: verified.provider };
-      const status = await repo.upsert(
-        {
-          address,
-          provider: verified.provider,
-          issuer: verified.issuer,
-          nullifiers: JSON.stringify(verified.nullifiers),
-          digest: verified.digest,
-          credential: JSON.stringify(credential),
-          issuance_date: verified.issuanceDate.getTime(),
-          expiration_date: verified.expirationDate.getTime(),
-        },
-        clock(),
-      );
+      const status = await repo.upsert(stampRowOf(verified, credential, address), clock());
       if (status === 'revoked') return { status: 'rejected', reason: 'this credential was revoked', provider: verified.provider, address };
       return { status, provider: verified.provider, address };
     },
@@ -142,3 +130,17 @@ export function stampService(
 }
 
 export type StampService = ReturnType<typeof stampService>;
+
+/** The stamp row a verified credential is stored as (the scale data set builds its rows with it too). */
+export function stampRowOf(verified: VerifiedCredential, credential: unknown, address: string): NewStamp {
+  return {
+    address,
+    provider: verified.provider,
+    issuer: verified.issuer,
+    nullifiers: JSON.stringify(verified.nullifiers),
+    digest: verified.digest,
+    credential: JSON.stringify(credential),
+    issuance_date: verified.issuanceDate.getTime(),
+    expiration_date: verified.expirationDate.getTime(),
+  };
+}
