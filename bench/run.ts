@@ -8,21 +8,18 @@
  *   score    GET /registry/score/{scorer_id}/{address} of DONE scores (rotating over the pool)
  *   submit   POST /registry/submit-passport of addresses holding 20 verified stamps,
  *            in-process scoring worker running, rotating over the pool
- *   bounties GET /api/v0.1/bounties/ over 10,000 bounties with two filters and an order_by,
- *            as served by default (the response cache on: after the first request, cache hits)
- *   bounties-uncached  the same with PUBLIC_CACHE_TTL=0 (a server of its own): every request
- *            runs the query and renders the list, the cost of each cache miss
+ *   bounties GET /api/v0.1/bounties/, 10,000 bounties, two filters and an order_by, cached as served;
+ *            bounties-uncached the same with PUBLIC_CACHE_TTL=0 (every request a cache miss)
+ *   v2-score, attestation  GET /v2/stamps/{scorer_id}/score/{address} and its offchain attestation
  *   batch    batches of the pool, addresses/s with 1 and 2 workers (bench/batch.ts; in latest.json's setup)
  *   webhooks, webhook-fairness, batch-upload  cases with servers of their own (bench/own-server-cases.ts)
  * Options and environment (BENCH_*): `npm run bench -- --help` (bench/options.ts), e.g.
  * `npm run bench -- --case score --database sqlite --profile`. Any other Stampgate setting
  * (SUBMIT_WAIT_MS, SCORING_CONCURRENCY, …) is passed through to the server.
  *
- * Every case reports the server child's CPU per request, the ratio of its req/s to the ceiling's
- * and of its CPU per request to the ceiling's, the load average when it began and how much CPU the
- * load generator and all other processes used meanwhile: a regression raises the CPU per request,
- * a busy machine lowers req/s with the CPU per request unchanged. Then one PASS/FAIL line per
- * performance target (bench/verdicts.ts). Results: a table on stdout and bench/results/latest.json.
+ * Every case reports the server's CPU per request, its req/s and CPU as ratios to the ceiling's, the
+ * load average and the CPU other processes used meanwhile (a regression raises the CPU per request,
+ * a busy machine only lowers req/s); then PASS/FAIL per target (bench/verdicts.ts), bench/results/latest.json.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
