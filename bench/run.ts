@@ -49,7 +49,6 @@ const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(benchDir, 'results');
 
-// Settings
 function readSettings(): BenchSettings {
   try {
     const parsed = parseSettings(process.argv.slice(2), process.env);
