@@ -9,18 +9,15 @@
  * for a core too, and that floor is not the upload's.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createAppContext } from '../src/app/container.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createPostgresDatabase, serverEnv } from './fixtures.js';
+import { caseDatabase, serverEnv } from './fixtures.js';
 import type { DatabaseKind } from './protocol.js';
 import type { Verdict } from './verdicts.js';
 
@@ -135,15 +132,9 @@ async function measureWhile<T>(port: number, work: () => Promise<T>): Promise<{ 
 const addressNo = (n: number) => '0x' + n.toString(16).padStart(40, '0');
 
 export async function runBatchUploadBench(database: DatabaseKind, postgresUrl: string): Promise<BatchUploadResult[] | { unreachable: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'stampgate-bench-batch-upload-'));
-  let drop: (() => Promise<void>) | null = null;
-  let databaseUrl = `sqlite:${join(dir, 'stampgate.sqlite')}`;
-  if (database === 'postgres') {
-    const created = await createPostgresDatabase(postgresUrl);
-    if ('unreachable' in created) return created;
-    drop = created.drop;
-    databaseUrl = created.url;
-  }
+  const place = await caseDatabase(database, postgresUrl, 'batch-upload');
+  if ('unreachable' in place) return place;
+  const { dir, databaseUrl } = place;
   // Room for both uploads in the key's daily quota; no batch worker, so only the upload is measured.
   const env = { ...serverEnv(dir, databaseUrl), BATCH_DAILY_ADDRESSES: '1000000,1000000,1000000,1000000', BATCH_CONCURRENCY: '0' };
   let child: ChildProcess | null = null;
@@ -184,8 +175,7 @@ export async function runBatchUploadBench(database: DatabaseKind, postgresUrl: s
     return results;
   } finally {
     if (child) await stopServer(child);
-    await drop?.().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    await place.release();
   }
 }
 

@@ -3,10 +3,12 @@
  * development issuer) and a throw-away PostgreSQL database.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { DatabaseKind } from './protocol.js';
 import { issueCredential, loadOrCreateIssuerKey } from '../src/scoring/stamps/dev-issuer.js';
 
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -104,5 +106,31 @@ export function serverEnv(dataDir: string, databaseUrl: string): Record<string, 
     PUBLIC_RATE_LIMIT_PER_MINUTE: '100000000',
     HOST: '127.0.0.1',
     PORT: '0',
+  };
+}
+
+/** A case's own data folder and database (a SQLite file in it, or a throw-away PostgreSQL database); `release` removes both. */
+export interface CaseDatabase {
+  dir: string;
+  databaseUrl: string;
+  release(): Promise<void>;
+}
+
+export async function caseDatabase(database: DatabaseKind, postgresUrl: string, label: string): Promise<CaseDatabase | { unreachable: string }> {
+  const dir = mkdtempSync(join(tmpdir(), `stampgate-bench-${label}-`));
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  if (database === 'sqlite') return { dir, databaseUrl: `sqlite:${join(dir, 'stampgate.sqlite')}`, release: async () => removeDir() };
+  const created = await createPostgresDatabase(postgresUrl);
+  if ('unreachable' in created) {
+    removeDir();
+    return created;
+  }
+  return {
+    dir,
+    databaseUrl: created.url,
+    release: async () => {
+      await created.drop().catch(() => {});
+      removeDir();
+    },
   };
 }

@@ -7,15 +7,12 @@
  * server child, so no CPU figures). One run per database; no target (delivery is off the request path).
  */
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { createAppContext } from '../src/app/container.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createPostgresDatabase } from './fixtures.js';
+import { caseDatabase } from './fixtures.js';
 import type { DatabaseKind } from './protocol.js';
 import { type CaseRecord, titles } from './report.js';
 
@@ -35,15 +32,9 @@ const EVENTS = 300;
 const ENDPOINTS = 4;
 
 export async function runWebhookDeliveryBench(database: DatabaseKind, postgresUrl: string): Promise<WebhookBenchResult | { unreachable: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'stampgate-bench-webhooks-'));
-  let drop: (() => Promise<void>) | null = null;
-  let databaseUrl = `sqlite:${join(dir, 'stampgate.sqlite')}`;
-  if (database === 'postgres') {
-    const created = await createPostgresDatabase(postgresUrl);
-    if ('unreachable' in created) return created;
-    drop = created.drop;
-    databaseUrl = created.url;
-  }
+  const place = await caseDatabase(database, postgresUrl, 'webhooks');
+  if ('unreachable' in place) return place;
+  const { dir, databaseUrl } = place;
   let received = 0;
   let firstBody: { body: string; headers: Record<string, string> } | null = null;
   const receiver = createServer((req, res) => {
@@ -100,8 +91,7 @@ export async function runWebhookDeliveryBench(database: DatabaseKind, postgresUr
     await ctx.close();
     receiver.closeAllConnections();
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
-    await drop?.().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    await place.release();
   }
 }
 

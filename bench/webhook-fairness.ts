@@ -12,9 +12,6 @@
  * the case of `npm run bench -- --case webhook-fairness`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
@@ -22,7 +19,7 @@ import { createAppContext } from '../src/app/container.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createPostgresDatabase } from './fixtures.js';
+import { caseDatabase } from './fixtures.js';
 import type { DatabaseKind } from './protocol.js';
 
 /** The delay a healthy endpoint's delivery must stay under, whatever another account does. */
@@ -80,15 +77,9 @@ const listen = (server: ReturnType<typeof createServer>): Promise<number> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 
 export async function runWebhookFairness(database: DatabaseKind, postgresUrl: string, hangingEndpoints: number): Promise<FairnessRun | { unreachable: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'stampgate-bench-fairness-'));
-  let drop: (() => Promise<void>) | null = null;
-  let databaseUrl = `sqlite:${join(dir, 'stampgate.sqlite')}`;
-  if (database === 'postgres') {
-    const created = await createPostgresDatabase(postgresUrl);
-    if ('unreachable' in created) return created;
-    drop = created.drop;
-    databaseUrl = created.url;
-  }
+  const place = await caseDatabase(database, postgresUrl, 'fairness');
+  if ('unreachable' in place) return place;
+  const { dir, databaseUrl } = place;
   const hanging = hangingServer();
   let delivered: { at: number; body: string; headers: Record<string, string> } | null = null;
   let deliveredSeen: () => void = () => {};
@@ -155,8 +146,7 @@ export async function runWebhookFairness(database: DatabaseKind, postgresUrl: st
     await ctx.close();
     healthy.closeAllConnections();
     await new Promise<void>((resolve) => healthy.close(() => resolve()));
-    await drop?.().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    await place.release();
   }
 }
 
