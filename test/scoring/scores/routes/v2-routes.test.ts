@@ -177,6 +177,7 @@ describe.each(databaseKinds)('v2 routes on %s', (kind) => {
       '/v2/stamps/metadata',
       '/v2/stamps/{address}',
       '/v2/stamps/{scorer_id}/score/{address}',
+      '/v2/stamps/{scorer_id}/score/{address}/attestation',
       '/v2/stamps/{scorer_id}/score/{address}/history',
       '/v2/stamps/{scorer_id}/scores',
     ]);
