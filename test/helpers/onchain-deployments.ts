@@ -44,12 +44,17 @@ export function decoderStandInArtifact(): Artifact {
 }
 
 function standInArtifacts(): Record<string, Artifact> {
-  if (standIns) return standIns;
+  return (standIns ??= compileSolidityFile(new URL('../fixtures/VerifierViews.sol', import.meta.url)));
+}
+
+/** The contracts of one self-contained Solidity file outside `contracts/` (a test fixture, an example), by name. */
+export function compileSolidityFile(file: URL): Record<string, Artifact> {
   const require = createRequire(import.meta.url);
-  const source = readFileSync(fileURLToPath(new URL('../fixtures/VerifierViews.sol', import.meta.url)), 'utf8');
+  const path = fileURLToPath(file);
+  const name = path.slice(path.lastIndexOf('/') + 1);
   const input = {
     language: 'Solidity',
-    sources: { 'VerifierViews.sol': { content: source } },
+    sources: { [name]: { content: readFileSync(path, 'utf8') } },
     settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
   };
   const output = JSON.parse((require('solc') as { compile(input: string): string }).compile(JSON.stringify(input))) as {
@@ -58,6 +63,6 @@ function standInArtifacts(): Record<string, Artifact> {
   };
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
-  const compiled = output.contracts['VerifierViews.sol'] ?? {};
-  return (standIns = Object.fromEntries(Object.entries(compiled).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as const }])));
+  const compiled = output.contracts[name] ?? {};
+  return Object.fromEntries(Object.entries(compiled).map(([contract, c]) => [contract, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as const }]));
 }
