@@ -6,6 +6,9 @@
  */
 const patternWords: Record<string, string> = {
   '^0[xX][0-9a-fA-F]{40}$': 'must be 0x followed by 40 hexadecimal digits',
+  '^0x[0-9a-fA-F]{40}$': 'must be 0x followed by 40 hexadecimal digits',
+  '^0x[0-9a-f]{64}$': 'must be 0x followed by 64 lower-case hexadecimal digits',
+  '^0x([0-9a-f]{2})*$': 'must be 0x followed by whole bytes in lower-case hexadecimal digits',
   '^[0-9]+$': 'must be a whole number written in decimal digits',
   '^[0-9]{1,15}$': 'must be a decimal number of at most 15 digits',
   '^[0-9]{1,78}$': 'must be a decimal number of at most 78 digits',
