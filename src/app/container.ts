@@ -182,7 +182,7 @@ export async function createAppContext(config: Config, database: Database, optio
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
   const portal = createPortalServices(config, database, { accounts, apiKeys, ownership, log });
-  const onchain = await createOnchainModule(config, { v2: v2.scores, accounts, stamps: stampsRepo, issuers });
+  const onchain = await createOnchainModule(config, { database, v2: v2.scores, accounts, stamps: stampsRepo, issuers });
   if (options.http) portal.usage.start();
   return {
     config,
@@ -197,20 +197,20 @@ export async function createAppContext(config: Config, database: Database, optio
     redisWatch,
     signals,
     /**
-     * Stops the webhook and batch workers (no new claims; work in hand finishes). Shutdown calls it at
+     * Stops the webhook, batch and push workers (no new claims; work in hand finishes). Shutdown calls it at
      * once, beside the HTTP drain, so that a delivery or chunk started during the drain cannot outlast
      * the shutdown budget and leave its lease held. The scoring worker keeps running until close():
      * submissions answered during the drain are scored.
      */
     async stopBackgroundWork(): Promise<void> {
-      await Promise.all([webhooks.worker.stop(), batches.worker.stop()]);
+      await Promise.all([webhooks.worker.stop(), batches.worker.stop(), onchain.push.worker.stop()]);
     },
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       workerWatch.stop();
       await scores.close();
       await portal.usage.stop();
-      await Promise.all([worker.stop(), webhooks.worker.stop(), batches.worker.stop()]);
+      await Promise.all([worker.stop(), webhooks.worker.stop(), batches.worker.stop(), onchain.push.worker.stop()]);
       await staking.indexer?.stop();
       await signals.close();
       await bus.close();
@@ -228,6 +228,8 @@ export async function createAppContext(config: Config, database: Database, optio
     portal,
     jobs,
     worker,
+    /** When each scoring worker last looked for work (the push command tells when none runs). */
+    heartbeats,
     workerWatch,
     scores,
     scoreReadCache,

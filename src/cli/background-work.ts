@@ -18,6 +18,7 @@ export function startBackgroundWork(ctx: AppContext, logger: Logger, io: CliIo):
   if (!ctx.webhooks.configured) logger.warn('WEBHOOK_SECRET_KEY is not set: webhooks can be neither registered nor sent');
   io.out(`Webhook worker ${ctx.webhooks.worker.owner} started.`);
   startBatchWorker(ctx, logger, io, isOutage);
+  startPushWorker(ctx, logger, io, isOutage);
   const indexer = ctx.staking.indexer;
   if (!indexer) return;
   indexer.on('indexed', (run: IndexRun) =>
@@ -41,4 +42,15 @@ function startBatchWorker(ctx: AppContext, logger: Logger, io: CliIo, isOutage: 
   });
   worker.start();
   io.out(`Batch worker ${worker.owner} started (concurrency ${ctx.config.batchConcurrency}).`);
+}
+
+/** The operator push's sender, where ONCHAIN_SENDER_KEY is set (a job names its sender: only its key's workers send it). */
+function startPushWorker(ctx: AppContext, logger: Logger, io: CliIo, isOutage: (error: unknown) => boolean): void {
+  const worker = ctx.onchain.push.worker;
+  worker.on('jobDone', (jobId: string) => logger.info({ jobId }, 'onchain push done'));
+  // An RPC endpoint that is down fails every attempt: the items wait with back-off, the log says why.
+  worker.on('failure', (error: Error) => {
+    if (!isOutage(error)) logger.warn({ owner: worker.owner, err: error?.message?.split('\n')[0] }, 'onchain push attempt failed');
+  });
+  if (worker.start()) io.out(`Onchain push worker ${worker.owner} started (sender ${worker.sender}).`);
 }

@@ -7,6 +7,11 @@ import { migrateToLatest } from '../db/migrate.js';
 import { snakeCaseJson } from './json-output.js';
 import { pause } from './shutdown.js';
 
+/** A refusal of the command's arguments or files, found before anything was done: exit code 2, the message alone. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;

@@ -16,7 +16,7 @@ import { stakeCommand } from './commands/stake.js';
 import { stampsCommand } from './commands/stamps.js';
 import { workerCommand } from './commands/worker.js';
 import { batchesCommand } from './commands/batches.js';
-import type { CliIo } from './context.js';
+import { type CliIo, UsageError } from './context.js';
 
 const processIo: CliIo = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -68,6 +68,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     if (error instanceof CommanderError) {
       // Help and version are printed by commander and are not failures.
       return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof UsageError) {
+      io.err(error.message);
+      return 2;
     }
     if (error instanceof ConfigError) {
       io.err(error.message);

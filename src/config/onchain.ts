@@ -11,6 +11,10 @@ export interface OnchainConfig {
   attestationTtlDays: number;
   /** Private key the operator push sends its transactions from; null: no push. */
   onchainSenderKey: string | null;
+  /** A push job's lease: a worker that died holding a job frees it after this long. */
+  onchainPushLeaseMs: number;
+  /** Transactions a push worker has in flight at once (consecutive nonces, receipts awaited). */
+  onchainPushConcurrency: number;
 }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
@@ -87,5 +91,19 @@ export const onchainSettings: Settings<OnchainConfig> = {
     description: 'Private key (0x + 64 hex) the operator push (`stampgate onchain push`) sends its transactions from and pays their gas with; unset: no push. Never logged',
     defaultText: '(none)',
     parse: privateKey('ONCHAIN_SENDER_KEY'),
+  },
+  onchainPushLeaseMs: {
+    key: 'onchainPushLeaseMs',
+    name: 'ONCHAIN_PUSH_LEASE_MS',
+    description: 'Lease of a push job held by a worker, renewed as its items finish: another worker takes over a crashed worker\'s job (re-broadcasting its signed, unconfirmed transactions) once it ran out',
+    defaultText: '30000',
+    parse: integer('ONCHAIN_PUSH_LEASE_MS', 1000, 3_600_000, 30_000),
+  },
+  onchainPushConcurrency: {
+    key: 'onchainPushConcurrency',
+    name: 'ONCHAIN_PUSH_CONCURRENCY',
+    description: 'Transactions one push worker has in flight at once (sent with consecutive nonces, each receipt awaited)',
+    defaultText: '8',
+    parse: integer('ONCHAIN_PUSH_CONCURRENCY', 1, 64, 8),
   },
 };

@@ -1,37 +1,82 @@
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
 import type { Config } from '../config/index.js';
+import type { Database } from '../db/connection.js';
 import type { AccountService } from '../scoring/accounts/accounts.service.js';
 import type { V2ScoreService } from '../scoring/scores/v2-scores.service.js';
 import type { TrustedIssuerService } from '../scoring/stamps/issuers.service.js';
 import type { StampsRepository } from '../scoring/stamps/stamps.repository.js';
 import { chainDeployments } from './chain-deployments.js';
 import { onchainService } from './onchain.service.js';
+import { PushWorker } from './push-worker.js';
+import { pushRepository } from './push.repository.js';
+import { pushService } from './push.service.js';
 import { loadAttestationSigner } from './signer-key.js';
 import { verifierReader } from './verifier-reads.js';
 
 export type OnchainModuleConfig = Pick<
   Config,
-  'env' | 'dataDir' | 'attestationSignerKey' | 'onchainConfigFile' | 'onchainRpcUrls' | 'attestationTtlDays' | 'outboundTimeoutMs'
+  | 'env'
+  | 'dataDir'
+  | 'attestationSignerKey'
+  | 'onchainConfigFile'
+  | 'onchainRpcUrls'
+  | 'attestationTtlDays'
+  | 'outboundTimeoutMs'
+  | 'onchainSenderKey'
+  | 'onchainPushLeaseMs'
+  | 'onchainPushConcurrency'
+  | 'batchMaxAddresses'
 >;
 
 export interface OnchainModuleDeps {
+  database: Database;
   v2: Pick<V2ScoreService, 'scoreNow'>;
   accounts: Pick<AccountService, 'scorerOfAccount' | 'getScorer'>;
   stamps: Pick<StampsRepository, 'liveForScoring'>;
   issuers: Pick<TrustedIssuerService, 'current'>;
 }
 
-/** The onchain layer's service: the signer key (loaded once), the deployment file, the verifier's reads. */
+// An idle push worker looks for due jobs (and retries whose back-off passed) this often.
+const pushPollMs = 1000;
+
+/** The onchain layer: the signer key (loaded once), the deployment file, the verifier's reads, the operator push. */
 export async function createOnchainModule(config: OnchainModuleConfig, deps: OnchainModuleDeps) {
   const signer = await loadAttestationSigner(config);
+  const deployments = chainDeployments(config);
+  const service = onchainService({
+    v2: deps.v2,
+    accounts: deps.accounts,
+    stamps: deps.stamps,
+    issuers: deps.issuers,
+    deployments,
+    signer,
+    readVerifier: verifierReader({ timeoutMs: config.outboundTimeoutMs }),
+    attestationTtlDays: config.attestationTtlDays,
+  });
+  const sender = config.onchainSenderKey === null ? null : privateKeyToAccount(config.onchainSenderKey as Hex);
+  const repo = pushRepository(deps.database);
+  const worker = new PushWorker({
+    repo,
+    scoreNow: (scorerId, accountId, address) => deps.v2.scoreNow(scorerId, accountId, address),
+    requests: service,
+    deployments,
+    sender,
+    options: {
+      leaseMs: config.onchainPushLeaseMs,
+      concurrency: config.onchainPushConcurrency,
+      pollMs: pushPollMs,
+      rpcTimeoutMs: config.outboundTimeoutMs,
+      receiptTimeoutMs: Math.max(config.onchainPushLeaseMs, 10_000),
+    },
+  });
   return {
     signer: signer === null ? null : { address: signer.address },
-    service: onchainService({
-      ...deps,
-      deployments: chainDeployments(config),
-      signer,
-      readVerifier: verifierReader({ timeoutMs: config.outboundTimeoutMs }),
-      attestationTtlDays: config.attestationTtlDays,
-    }),
+    service,
+    push: {
+      service: pushService({ repo, accounts: deps.accounts, deployments, sender: sender?.address ?? null, maxAddresses: config.batchMaxAddresses, queued: () => worker.notify() }),
+      worker,
+    },
   };
 }
 

@@ -155,6 +155,19 @@ export function onchainService(deps: OnchainServiceDeps) {
       const passport = await livePassport(address, nowMs);
       return signRequest(key, chain, recipient, score, scorerId, passport, { nonce, fee, now, ttlDays: deps.attestationTtlDays });
     },
+
+    /**
+     * The operator push's request for `address`: `score` as already recorded, the live passport,
+     * the verifier's nonce and fee read now (502 `upstream_unavailable` when the RPC fails).
+     */
+    async signedRequestFor(chain: ChainDeployment, address: string, scorerId: number, score: V2Score): Promise<AttestationRequestAnswer> {
+      const key = signer();
+      const recipient = getAddress(address);
+      const { nonce, fee } = await deps.readVerifier(deps.deployments.rpcUrl(chain), getAddress(chain.verifier), recipient);
+      const nowMs = clock();
+      const passport = await livePassport(address, nowMs);
+      return signRequest(key, chain, recipient, score, scorerId, passport, { nonce, fee, now: Math.floor(nowMs / 1000), ttlDays: deps.attestationTtlDays });
+    },
   };
 }
 

@@ -8,8 +8,9 @@ import { deployOnchain } from '../../onchain/deploy.service.js';
 import { loadAttestationSigner } from '../../onchain/signer-key.js';
 import { type CliIo, report } from '../context.js';
 import { positiveInteger } from '../parsers.js';
+import { onchainPushCommands } from './onchain-push.js';
 
-/** None of these commands opens the database: the chain and the deployment file are all they use. */
+/** None of these commands but `push` and `push-status` (onchain-push.ts) opens the database: the chain and the deployment file are all they use. */
 
 const OWNER_KEY_ENV = 'ONCHAIN_OWNER_KEY';
 const ownerKeyHelp = `the verifier owner's private key (0x + 64 hex); better in the environment as ${OWNER_KEY_ENV}, since an option shows in the process list`;
@@ -57,9 +58,10 @@ function describeSigners(result: SignersResult): string[] {
   ];
 }
 
-/** `stampgate onchain deploy|signers|fee|read|revoke`. */
+/** `stampgate onchain deploy|signers|fee|read|revoke|push|push-status`. */
 export function onchainCommand(program: Command, io: CliIo): void {
-  const onchain = program.command('onchain').description('Stampgate\'s attestation contracts on EAS: deploy, signers, fee, reads and revocations');
+  const onchain = program.command('onchain').description('Stampgate\'s attestation contracts on EAS: deploy, signers, fee, reads, revocations and the operator push');
+  onchainPushCommands(onchain, io);
 
   onchain
     .command('deploy')

@@ -25,6 +25,7 @@ import { webhookFairness } from './0025-webhook-fairness.js';
 import { batchUploads } from './0026-batch-uploads.js';
 import { accountBatchUsage } from './0027-account-batch-usage.js';
 import { workerHeartbeats } from './0028-worker-heartbeats.js';
+import { onchainPush } from './0029-onchain-push.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -56,5 +57,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0026-batch-uploads': batchUploads(),
     '0027-account-batch-usage': accountBatchUsage(dialect),
     '0028-worker-heartbeats': workerHeartbeats(dialect),
+    '0029-onchain-push': onchainPush(dialect),
   };
 }

@@ -6,6 +6,7 @@ import type { PortalTables } from './portal.js';
 import type { WebhookTables } from './webhooks.js';
 import type { BatchTables } from './batches.js';
 import type { ModelTables } from './models.js';
+import type { OnchainTables } from './onchain.js';
 
 /**
  * Row shapes of every table. Conventions that hold on both databases:
@@ -166,7 +167,7 @@ export interface ScoringWorkerHeartbeatsTable {
   seen_at: number;
 }
 
-export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables, ModelTables {
+export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables, ModelTables, OnchainTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
   api_keys: ApiKeysTable;

@@ -1,0 +1,118 @@
+/**
+ * The operator push's worker in-process, on both databases, against real contracts on anvil: a
+ * list attested once (the decoder answers for each), the same list again skipped without a
+ * transaction, a refusal of the verifier reported by its custom error name, and an RPC endpoint
+ * cut in the middle of a push (the worker keeps going and finishes once it is back).
+ */
+import { type Address, getAddress, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { decoderAbi, type DeployedChain, startDeployedChain, temporaryDeploymentFile, verifierAbi } from '../helpers/onchain-chain.js';
+import { anvilKey } from '../helpers/onchain.js';
+import { waitFor } from '../helpers/processes.js';
+import { giveStamps } from '../helpers/stamps.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+
+const addressNo = (n: number) => `0x${(0xa11ce000 + n).toString(16).padStart(40, '0')}`;
+
+describe.each(databaseKinds)('the push worker on %s', (kind) => {
+  const signerKey = generatePrivateKey();
+  const deploymentFile = temporaryDeploymentFile();
+  const senderKey = anvilKey(kind === 'sqlite' ? 4 : 5);
+  const sender = privateKeyToAccount(senderKey).address;
+  let chain: DeployedChain;
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    chain = await startDeployedChain(31337, privateKeyToAccount(signerKey), deploymentFile);
+    proxy = await startTcpProxy('127.0.0.1', Number(new URL(chain.anvil.url).port));
+    t = await createTestApp(kind, {
+      ONCHAIN_CONFIG_FILE: deploymentFile,
+      ATTESTATION_SIGNER_KEY: signerKey,
+      ONCHAIN_SENDER_KEY: senderKey,
+      // Through the proxy, so that a test can cut the endpoint.
+      ONCHAIN_RPC_URL_31337: `http://127.0.0.1:${proxy.port}`,
+      OUTBOUND_TIMEOUT_MS: '1000',
+    });
+    t.ctx.onchain.push.worker.start();
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await proxy?.close();
+    await chain?.anvil.stop();
+  });
+  afterEach(async () => proxy.restore());
+
+  async function scorer() {
+    const account = await t.ctx.accounts.createAccount(`push ${Math.random()}`);
+    return t.ctx.accounts.createScorer(account.id, { name: 'push', threshold: '20', weights: { Google: '15', Discord: '10' } });
+  }
+
+  async function pushed(scorerId: number, addresses: string[]) {
+    const job = await t.ctx.onchain.push.service.create(31337, scorerId, `address\n${addresses.join('\n')}\n`);
+    await waitFor('the push to finish', 60_000, async () => (await t.ctx.onchain.push.service.job(job.id)).status === 'done', 50);
+    return t.ctx.onchain.push.service.results(job.id, 0, 1000);
+  }
+
+  const sentCount = () => chain.anvil.publicClient.getTransactionCount({ address: sender });
+  const isHuman = (scorerId: number, address: string) =>
+    chain.anvil.publicClient.readContract({ address: chain.deployment.decoder as Address, abi: decoderAbi, functionName: 'isHuman', args: [BigInt(scorerId), getAddress(address)] });
+
+  it('attests every address once, with the UID and transaction of its receipt, and skips the same list a second time', async () => {
+    const { id } = await scorer();
+    const addresses = [0, 1, 2, 3, 4].map((n) => addressNo(n + (kind === 'sqlite' ? 0 : 100)));
+    for (const address of addresses) await giveStamps(t.ctx, address, ['Google', 'Discord']);
+    const before = await sentCount();
+    const first = await pushed(id, [...addresses, addresses[0]!.toUpperCase().replace('0X', '0x')]);
+    expect(first.map((r) => [r.address, r.status])).toEqual(addresses.map((a) => [a, 'attested']));
+    for (const result of first) {
+      expect(result.uid).toMatch(/^0x[0-9a-f]{64}$/);
+      const receipt = await chain.anvil.publicClient.getTransactionReceipt({ hash: result.tx_hash as Hex });
+      expect(receipt.from.toLowerCase()).toBe(sender.toLowerCase());
+      expect(await isHuman(id, result.address)).toBe(true);
+    }
+    expect(await sentCount()).toBe(before + addresses.length);
+
+    const second = await pushed(id, addresses);
+    expect(second.map((r) => r.status)).toEqual(addresses.map(() => 'skipped'));
+    expect(await sentCount()).toBe(before + addresses.length);
+  }, 90_000);
+
+  it('reports a refusal of the verifier by its custom error, sending nothing', async () => {
+    const { id } = await scorer();
+    const address = addressNo(kind === 'sqlite' ? 50 : 150);
+    await giveStamps(t.ctx, address, ['Google']);
+    const owner = chain.anvil.wallets[0]!;
+    const signer = privateKeyToAccount(signerKey).address;
+    await chain.anvil.write(owner, chain.deployment.verifier as Address, verifierAbi, 'removeSigner', [signer]);
+    try {
+      const before = await sentCount();
+      const results = await pushed(id, [address]);
+      expect(results).toEqual([expect.objectContaining({ address, status: 'failed', reason: 'UnknownSigner', uid: null })]);
+      expect(await sentCount()).toBe(before);
+    } finally {
+      await chain.anvil.write(owner, chain.deployment.verifier as Address, verifierAbi, 'addSigner', [signer]);
+    }
+  }, 60_000);
+
+  it('keeps a push pending while the RPC endpoint is down and finishes it once it is back', async () => {
+    const { id } = await scorer();
+    const addresses = [60, 61, 62].map((n) => addressNo(n + (kind === 'sqlite' ? 0 : 100)));
+    for (const address of addresses) await giveStamps(t.ctx, address, ['Google', 'Discord']);
+    await proxy.cut();
+    const job = await t.ctx.onchain.push.service.create(31337, id, addresses.join('\n'));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const waiting = await t.ctx.onchain.push.service.job(job.id);
+    expect(waiting.status).toBe('queued');
+    expect(waiting.counts.pending + waiting.counts.sent).toBe(3);
+    expect(t.ctx.onchain.push.worker.running).toBe(true);
+    await proxy.restore();
+    await waitFor('the push to finish', 60_000, async () => (await t.ctx.onchain.push.service.job(job.id)).status === 'done', 50);
+    const results = await t.ctx.onchain.push.service.results(job.id, 0, 10);
+    expect(results.map((r) => r.status)).toEqual(['attested', 'attested', 'attested']);
+    for (const address of addresses) expect(await isHuman(id, address)).toBe(true);
+  }, 90_000);
+});
