@@ -2,14 +2,18 @@
  * The operator push's worker in-process, on both databases, against real contracts on anvil: a
  * list attested once (the decoder answers for each), the same list again skipped without a
  * transaction, a refusal of the verifier reported by its custom error name, and an RPC endpoint
- * cut in the middle of a push (the worker keeps going and finishes once it is back).
+ * cut in the middle of a push (the worker keeps going and finishes once it is back); and the
+ * command's refusals (exit 2, one line, nothing queued), run in-process.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Address, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { decoderAbi, type DeployedChain, startDeployedChain, temporaryDeploymentFile, verifierAbi } from '../helpers/onchain-chain.js';
+import { runCli } from '../helpers/cli.js';
 import { anvilKey } from '../helpers/onchain.js';
 import { waitFor } from '../helpers/processes.js';
 import { giveStamps } from '../helpers/stamps.js';
@@ -36,6 +40,8 @@ describe.each(databaseKinds)('the push worker on %s', (kind) => {
       // Through the proxy, so that a test can cut the endpoint.
       ONCHAIN_RPC_URL_31337: `http://127.0.0.1:${proxy.port}`,
       OUTBOUND_TIMEOUT_MS: '1000',
+      // One transaction at a time: slow enough for a test to cut the endpoint between two of them.
+      ONCHAIN_PUSH_CONCURRENCY: '1',
     });
     t.ctx.onchain.push.worker.start();
   }, 60_000);
@@ -100,19 +106,58 @@ describe.each(databaseKinds)('the push worker on %s', (kind) => {
 
   it('keeps a push pending while the RPC endpoint is down and finishes it once it is back', async () => {
     const { id } = await scorer();
-    const addresses = [60, 61, 62].map((n) => addressNo(n + (kind === 'sqlite' ? 0 : 100)));
+    const addresses = [60, 61, 62, 63, 64, 65, 66, 67].map((n) => addressNo(n + (kind === 'sqlite' ? 0 : 100)));
     for (const address of addresses) await giveStamps(t.ctx, address, ['Google', 'Discord']);
-    await proxy.cut();
     const job = await t.ctx.onchain.push.service.create(31337, id, addresses.join('\n'));
+    await waitFor('the first receipts', 30_000, async () => (await t.ctx.onchain.push.service.job(job.id)).counts.attested >= 2, 5);
+    await proxy.cut();
+    const atCut = (await t.ctx.onchain.push.service.job(job.id)).counts;
+    expect(atCut.attested).toBeLessThan(addresses.length);
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const waiting = await t.ctx.onchain.push.service.job(job.id);
     expect(waiting.status).toBe('queued');
-    expect(waiting.counts.pending + waiting.counts.sent).toBe(3);
+    expect(waiting.counts.failed).toBe(0);
+    expect(waiting.counts.pending + waiting.counts.sent).toBeGreaterThan(0);
     expect(t.ctx.onchain.push.worker.running).toBe(true);
     await proxy.restore();
     await waitFor('the push to finish', 60_000, async () => (await t.ctx.onchain.push.service.job(job.id)).status === 'done', 50);
     const results = await t.ctx.onchain.push.service.results(job.id, 0, 10);
-    expect(results.map((r) => r.status)).toEqual(['attested', 'attested', 'attested']);
+    expect(results.map((r) => r.status)).toEqual(addresses.map(() => 'attested'));
     for (const address of addresses) expect(await isHuman(id, address)).toBe(true);
+    expect(new Set(results.map((r) => r.tx_hash)).size).toBe(addresses.length);
   }, 90_000);
+
+  it('refuses an unknown chain or scorer, a missing sender key and a bad file with exit code 2 and one line, queueing nothing', async () => {
+    const { id } = await scorer();
+    const dir = join(deploymentFile, '..');
+    const goodFile = join(dir, 'good.csv');
+    const badFile = join(dir, 'bad.csv');
+    writeFileSync(goodFile, `${addressNo(70)}\n`);
+    writeFileSync(badFile, `${addressNo(70)}\nnot-an-address\n`);
+    const env = {
+      STAMPGATE_ENV: 'development',
+      DATA_DIR: dir,
+      DATABASE_URL: t.test.url,
+      ONCHAIN_CONFIG_FILE: deploymentFile,
+      ATTESTATION_SIGNER_KEY: signerKey,
+      ONCHAIN_SENDER_KEY: senderKey,
+    };
+    const jobs = async () => Number((await t.ctx.database.db.selectFrom('onchain_push_jobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await jobs();
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [['--chain', '999', '--scorer', String(id), '--file', goodFile], {}, /^error: Chain 999 is not deployed here/],
+      [['--chain', '31337', '--scorer', '99999', '--file', goodFile], {}, /^error: There is no scorer 99999\.$/],
+      [['--chain', '31337', '--scorer', String(id), '--file', goodFile], { ONCHAIN_SENDER_KEY: '' }, /^error: ONCHAIN_SENDER_KEY is not set/],
+      [['--chain', '31337', '--scorer', String(id), '--file', badFile], {}, /^error: Line 2 of the CSV body is not an address/],
+      [['--chain', '31337', '--scorer', String(id), '--file', join(dir, 'missing.csv')], {}, /^error: cannot read .*missing\.csv \(ENOENT\)$/],
+    ];
+    for (const [args, extra, message] of cases) {
+      const refused = await runCli(['onchain', 'push', ...args], { ...env, ...extra });
+      expect(refused.code, refused.err).toBe(2);
+      expect(refused.out).toBe('');
+      expect(refused.err.split('\n')).toHaveLength(1);
+      expect(refused.err).toMatch(message);
+    }
+    expect(await jobs()).toBe(before);
+  }, 60_000);
 });
