@@ -292,6 +292,9 @@ export class PushWorker extends EventEmitter {
         });
         // Its nonce went to another transaction of the sender: this one can never be mined.
         if (!known) {
+          // The key is in use elsewhere: the counter catches up before the item takes a new nonce.
+          const pending = await client.getTransactionCount({ address: run.sender.address, blockTag: 'pending' });
+          await repo.reconcileNonce(job.chain_id, run.sender.address, pending);
           await repo.restart(job.id, item.position);
           return;
         }
