@@ -61,18 +61,31 @@ export function refusalOf(error: unknown): string | null {
   return reverted.reason ? `reverted: ${reverted.reason}` : 'reverted';
 }
 
-/** The custom error a mined, reverted transaction gave: the call replayed on the state before its block. */
-export async function revertOfMined(client: PublicClient, from: Address, tx: { to: Address; data: Hex; value: bigint }, receipt: TransactionReceipt): Promise<string> {
+/**
+ * The custom error a mined, reverted transaction gave: its call trace's output where the node
+ * traces (anvil, geth, most archive providers), else the call replayed on the state its block left
+ * (where a transaction earlier in the same block, the usual cause, has had its effect).
+ */
+export async function revertOfMined(client: PublicClient, from: Address, tx: { hash: Hex; to: Address; data: Hex; value: bigint }, receipt: TransactionReceipt): Promise<string> {
+  let data: Hex | null = null;
   try {
-    await client.call({ account: from, to: tx.to, data: tx.data, value: tx.value, blockNumber: receipt.blockNumber - 1n });
-  } catch (error) {
-    const data = revertData(error);
-    if (data) {
-      try {
-        return decodeErrorResult({ abi: verifierCallAbi, data }).errorName;
-      } catch {
-        // Not one of ours.
-      }
+    const trace = (await client.request({ method: 'debug_traceTransaction', params: [tx.hash, { tracer: 'callTracer' }] } as never)) as { output?: string } | null;
+    if (trace?.output && /^0x[0-9a-f]{8}/i.test(trace.output)) data = trace.output as Hex;
+  } catch {
+    // No tracing on this node.
+  }
+  if (data === null) {
+    try {
+      await client.call({ account: from, to: tx.to, data: tx.data, value: tx.value, blockNumber: receipt.blockNumber });
+    } catch (error) {
+      data = revertData(error);
+    }
+  }
+  if (data) {
+    try {
+      return decodeErrorResult({ abi: verifierCallAbi, data }).errorName;
+    } catch {
+      // Not one of ours.
     }
   }
   return 'reverted';

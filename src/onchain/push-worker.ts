@@ -50,8 +50,8 @@ export type PushItemDone = { jobId: string; position: number; state: 'attested' 
 
 const firstRetryMs = 500;
 const longestRetryMs = 30_000;
-// Errors that are neither the RPC being unreachable nor a refusal (a node's odd answer, a bug):
-// tried this many times, then the item fails rather than holding the job for ever.
+// Errors before an item is signed that are neither the RPC being unreachable nor a refusal (a
+// node's odd answer, a bug): tried this many times, then the item fails rather than holding the job for ever.
 const mostOtherAttempts = 20;
 
 class WorkerStopped extends Error {}
@@ -201,7 +201,9 @@ export class PushWorker extends EventEmitter {
       this.emit('failure', error);
       const attempts = item.attempts + 1;
       const reason = error instanceof AppError ? error.message : rpcFailureReason(error);
-      if (!isUnreachable(error) && !(error instanceof AppError && error.code === 'upstream_unavailable') && attempts >= mostOtherAttempts) {
+      // A signed item is never given up: its transaction may still be mined (and its nonce, unused, would stall every later one).
+      const signed = item.state === 'sent' || item.raw_tx !== null;
+      if (!signed && !isUnreachable(error) && !(error instanceof AppError && error.code === 'upstream_unavailable') && attempts >= mostOtherAttempts) {
         await this.#fail(run, item, `gave up after ${attempts} attempts: ${reason}`);
         return;
       }
@@ -314,7 +316,7 @@ export class PushWorker extends EventEmitter {
       return;
     }
     const tx = await client.getTransaction({ hash });
-    await this.#fail(run, item, await revertOfMined(client, run.sender.address, { to: tx.to as Address, data: tx.input, value: tx.value }, receipt));
+    await this.#fail(run, item, await revertOfMined(client, run.sender.address, { hash, to: tx.to as Address, data: tx.input, value: tx.value }, receipt));
   }
 
   async #receipt(client: PublicClient, hash: Hex): Promise<TransactionReceipt> {

@@ -63,6 +63,11 @@ describe.each(databaseKinds)('the push worker on %s', (kind) => {
     return t.ctx.onchain.push.service.results(job.id, 0, 1000);
   }
 
+  const anvilRpc = async (method: string, params: unknown[] = []) => {
+    const res = await fetch(chain.anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const body = (await res.json()) as { error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  };
   const sentCount = () => chain.anvil.publicClient.getTransactionCount({ address: sender });
   const isHuman = (scorerId: number, address: string) =>
     chain.anvil.publicClient.readContract({ address: chain.deployment.decoder as Address, abi: decoderAbi, functionName: 'isHuman', args: [BigInt(scorerId), getAddress(address)] });
@@ -100,6 +105,32 @@ describe.each(databaseKinds)('the push worker on %s', (kind) => {
       expect(results).toEqual([expect.objectContaining({ address, status: 'failed', reason: 'UnknownSigner', uid: null })]);
       expect(await sentCount()).toBe(before);
     } finally {
+      await chain.anvil.write(owner, chain.deployment.verifier as Address, verifierAbi, 'addSigner', [signer]);
+    }
+  }, 60_000);
+
+  it('reports a transaction that reverts once mined by its custom error, and does not send it again', async () => {
+    const { id } = await scorer();
+    const address = addressNo(kind === 'sqlite' ? 80 : 180);
+    await giveStamps(t.ctx, address, ['Google']);
+    const owner = chain.anvil.wallets[0]!;
+    const signer = privateKeyToAccount(signerKey).address;
+    const before = await sentCount();
+    await anvilRpc('evm_setAutomine', [false]);
+    try {
+      const job = await t.ctx.onchain.push.service.create(31337, id, address);
+      await waitFor('the transaction in the pool', 30_000, async () => (await t.ctx.onchain.push.service.job(job.id)).counts.sent === 1, 10);
+      // Mined first in the same block (a higher tip): the push's transaction then meets a removed signer.
+      await owner.writeContract({ address: chain.deployment.verifier as Address, abi: verifierAbi, functionName: 'removeSigner', args: [signer], maxPriorityFeePerGas: 50_000_000_000n, maxFeePerGas: 100_000_000_000n });
+      await anvilRpc('evm_mine');
+      await waitFor('the push to finish', 30_000, async () => (await t.ctx.onchain.push.service.job(job.id)).status === 'done', 20);
+      const [result] = await t.ctx.onchain.push.service.results(job.id, 0, 10);
+      expect(result).toEqual(expect.objectContaining({ address, status: 'failed', reason: 'UnknownSigner', uid: null }));
+      const receipt = await chain.anvil.publicClient.getTransactionReceipt({ hash: result!.tx_hash as Hex });
+      expect(receipt.status).toBe('reverted');
+      expect(await sentCount()).toBe(before + 1);
+    } finally {
+      await anvilRpc('evm_setAutomine', [true]);
       await chain.anvil.write(owner, chain.deployment.verifier as Address, verifierAbi, 'addSigner', [signer]);
     }
   }, 60_000);
