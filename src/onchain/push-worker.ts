@@ -187,14 +187,14 @@ export class PushWorker extends EventEmitter {
 
   async #runItem(run: JobRun, item: PushItemRow): Promise<void> {
     const { repo } = this.#deps;
+    let current = item;
     try {
-      let sent = item;
       if (item.state === 'pending') {
         const prepared = await this.#prepare(run, item);
         if (prepared === null) return;
-        sent = prepared;
+        current = prepared;
       }
-      await this.#confirm(run, sent);
+      await this.#confirm(run, current);
     } catch (error) {
       if (error instanceof WorkerStopped) return;
       if (isDatabaseUnavailable(error)) throw error;
@@ -202,7 +202,7 @@ export class PushWorker extends EventEmitter {
       const attempts = item.attempts + 1;
       const reason = error instanceof AppError ? error.message : rpcFailureReason(error);
       // A signed item is never given up: its transaction may still be mined (and its nonce, unused, would stall every later one).
-      const signed = item.state === 'sent' || item.raw_tx !== null;
+      const signed = current.state === 'sent';
       if (!signed && !isUnreachable(error) && !(error instanceof AppError && error.code === 'upstream_unavailable') && attempts >= mostOtherAttempts) {
         await this.#fail(run, item, `gave up after ${attempts} attempts: ${reason}`);
         return;
