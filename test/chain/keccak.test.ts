@@ -54,6 +54,9 @@ describe('abi words', () => {
     expect([...hexBytes('0x0aff')]).toEqual([10, 255]);
     expect(() => hexBytes('0xabc')).toThrow(RangeError);
     expect(() => hexBytes('0xzz')).toThrow(RangeError);
+    expect(() => hexBytes('0x12zz34')).toThrow(RangeError);
+    expect(() => hexBytes('0x12 4')).toThrow(RangeError);
+    expect([...hexBytes('0x')]).toEqual([]);
     expect(() => hexBytes('abcd')).toThrow(RangeError);
     expect(() => hexBytes('0xabcd', 32)).toThrow(RangeError);
   });
