@@ -118,14 +118,28 @@ export function addressFromPrivateKey(privateKey: Hex): Address {
   return addressFromPublicKey(secp256k1.publicKeyCreate(privateKeyBytes(privateKey), false));
 }
 
+// The last key validated: a signer signs with one key many times a second, and checking it
+// (range, parse) costs more than the native signing itself.
+let lastKey: { hex: Hex; bytes: Uint8Array } | null = null;
+
+function validatedKey(privateKey: Hex): Uint8Array {
+  if (lastKey?.hex !== privateKey) lastKey = { hex: privateKey, bytes: privateKeyBytes(privateKey) };
+  return lastKey.bytes;
+}
+
+/** As `signHash`, as the 65 bytes r‖s‖v (v 27/28). */
+export function signHashBytes(privateKey: Hex, hash: Uint8Array | Hex): Uint8Array {
+  const { signature, recid } = secp256k1.ecdsaSign(hashBytes(hash), validatedKey(privateKey));
+  const serialized = new Uint8Array(SIGNATURE_BYTES);
+  serialized.set(signature, 0);
+  serialized[64] = 27 + recid;
+  return serialized;
+}
+
 /**
  * A deterministic (RFC 6979), low-s signature over the 32-byte `hash`, as 0x r‖s‖v with v 27/28:
  * the form Ethereum tooling and EthereumEip712Signature2021 proofs use.
  */
 export function signHash(privateKey: Hex, hash: Uint8Array | Hex): Hex {
-  const { signature, recid } = secp256k1.ecdsaSign(hashBytes(hash), privateKeyBytes(privateKey));
-  const serialized = new Uint8Array(SIGNATURE_BYTES);
-  serialized.set(signature, 0);
-  serialized[64] = 27 + recid;
-  return bytesToHex(serialized);
+  return bytesToHex(signHashBytes(privateKey, hash));
 }

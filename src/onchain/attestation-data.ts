@@ -4,7 +4,9 @@
  * from the decimal text itself so that no binary floating point touches them; the passport schema
  * the address's live, valid stamps.
  */
-import { encodeAbiParameters, type Hex, keccak256, parseAbiParameters, stringToBytes } from 'viem';
+import { type Hex } from 'viem';
+import { bytesHex, hexBytes, WORD, writeUint } from '../chain/abi-words.js';
+import { keccak256Bytes } from '../chain/keccak.js';
 import type { V2Score } from '../scoring/scores/v2-scores.service.js';
 import { schemaStrings } from './interface-files.js';
 
@@ -13,8 +15,11 @@ const UNITS = 10n ** BigInt(SCORE_DECIMALS);
 const UINT32_MAX = 2n ** 32n - 1n;
 const DAY_SECONDS = 86_400;
 
-const scoreParameters = parseAbiParameters(schemaStrings.score);
-const passportParameters = parseAbiParameters(schemaStrings.passport);
+// The encoders below write these two layouts directly; tests compare them with viem's encoder of
+// the schema strings, and a changed schema string stops the service at start-up.
+const SCORE_SCHEMA = 'bool passing_score, uint8 score_decimals, uint128 scorer_id, uint32 score, uint32 threshold, (string provider, uint256 score)[] stamps';
+const PASSPORT_SCHEMA = '(string provider, bytes32 hash, uint64 issuance_date, uint64 expiration_date)[] stamps';
+if (schemaStrings.score !== SCORE_SCHEMA || schemaStrings.passport !== PASSPORT_SCHEMA) throw new Error('contracts/abi/schemas.json changed: update the encoders of attestation-data.ts');
 
 export interface ScoreFields {
   passing_score: boolean;
@@ -77,8 +82,56 @@ export function scoreFields(score: V2Score, scorerId: number): ScoreFields {
   };
 }
 
+/** One element of an array of `(string, <static words>)` tuples: the string's UTF-8 and the words after it. */
+interface StringTuple {
+  text: Buffer;
+  words: Uint8Array;
+}
+
+const paddedLength = (bytes: number) => Math.ceil(bytes / WORD) * WORD;
+
+/**
+ * The ABI encoding, at `target[start]`, of a dynamic array of dynamic tuples `(string, …static)`:
+ * the length, one offset per element (from the end of the length word), then each element (the
+ * string's offset, the static words, the string's length and padded bytes).
+ */
+function writeStringTupleArray(target: Uint8Array, start: number, tuples: readonly StringTuple[]): void {
+  writeUint(target, start + WORD, tuples.length);
+  const base = start + WORD;
+  let at = base + tuples.length * WORD;
+  tuples.forEach((tuple, index) => {
+    writeUint(target, base + (index + 1) * WORD, at - base);
+    const head = WORD + tuple.words.length;
+    writeUint(target, at + WORD, head);
+    target.set(tuple.words, at + WORD);
+    writeUint(target, at + head + WORD, tuple.text.length);
+    target.set(tuple.text, at + head + WORD);
+    at += head + WORD + paddedLength(tuple.text.length);
+  });
+}
+
+function stringTupleArrayBytes(tuples: readonly StringTuple[]): number {
+  let total = WORD + tuples.length * WORD;
+  for (const tuple of tuples) total += 2 * WORD + tuple.words.length + paddedLength(tuple.text.length);
+  return total;
+}
+
 export function encodeScoreData(fields: ScoreFields): Hex {
-  return encodeAbiParameters(scoreParameters, [fields.passing_score, fields.score_decimals, fields.scorer_id, fields.score, fields.threshold, fields.stamps]);
+  const tuples = fields.stamps.map((stamp) => {
+    const words = new Uint8Array(WORD);
+    writeUint(words, WORD, stamp.score);
+    return { text: Buffer.from(stamp.provider, 'utf8'), words };
+  });
+  const head = 6 * WORD;
+  const out = new Uint8Array(head + stringTupleArrayBytes(tuples));
+  out[WORD - 1] = fields.passing_score ? 1 : 0;
+  writeUint(out, 2 * WORD, fields.score_decimals, 1);
+  writeUint(out, 3 * WORD, fields.scorer_id, 16);
+  writeUint(out, 4 * WORD, fields.score, 4);
+  writeUint(out, 5 * WORD, fields.threshold, 4);
+  writeUint(out, 6 * WORD, head);
+  writeStringTupleArray(out, head, tuples);
+  return bytesHex(out);
 }
 
 /** keccak256 of the credential's first nullifier (its `hash` when it has no nullifiers: stored as its one nullifier). */
@@ -86,7 +139,7 @@ export function passportStamps(stamps: readonly PassportStampSource[]): Passport
   return stamps
     .map((stamp) => ({
       provider: stamp.provider,
-      hash: keccak256(stringToBytes(stamp.nullifiers[0] ?? '')),
+      hash: bytesHex(keccak256Bytes(Buffer.from(stamp.nullifiers[0] ?? '', 'utf8'))),
       issuance_date: BigInt(Math.floor(stamp.issuanceDate / 1000)),
       expiration_date: BigInt(Math.floor(stamp.expirationDate / 1000)),
     }))
@@ -94,7 +147,17 @@ export function passportStamps(stamps: readonly PassportStampSource[]): Passport
 }
 
 export function encodePassportData(stamps: readonly PassportStamp[]): Hex {
-  return encodeAbiParameters(passportParameters, [stamps]);
+  const tuples = stamps.map((stamp) => {
+    const words = new Uint8Array(3 * WORD);
+    words.set(hexBytes(stamp.hash, WORD), 0);
+    writeUint(words, 2 * WORD, stamp.issuance_date, 8);
+    writeUint(words, 3 * WORD, stamp.expiration_date, 8);
+    return { text: Buffer.from(stamp.provider, 'utf8'), words };
+  });
+  const out = new Uint8Array(WORD + stringTupleArrayBytes(tuples));
+  writeUint(out, WORD, WORD);
+  writeStringTupleArray(out, WORD, tuples);
+  return bytesHex(out);
 }
 
 /**

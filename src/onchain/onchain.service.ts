@@ -5,6 +5,7 @@
  * it) and signs with the one attestation signer key.
  */
 import { type Address, getAddress, type Hex } from 'viem';
+import { checksumAddress } from '../chain/abi-words.js';
 import { AppError } from '../errors.js';
 import { isScorerId, type AccountService } from '../scoring/accounts/accounts.service.js';
 import type { V2Score, V2ScoreService } from '../scoring/scores/v2-scores.service.js';
@@ -13,10 +14,11 @@ import type { StampsRepository } from '../scoring/stamps/stamps.repository.js';
 import { earliestExpiry, encodePassportData, encodeScoreData, expirationSeconds, passportStamps, type PassportStampSource, scoreFields } from './attestation-data.js';
 import type { ChainDeployments } from './chain-deployments.js';
 import type { ChainDeployment } from './deployment-file.js';
-import { schemaStrings, verifierTypes } from './interface-files.js';
+import { signAttestationRequest } from './attestation-request.js';
+import { schemaStrings } from './interface-files.js';
 import { type SignedOffchainAttestation, signOffchainAttestation } from './offchain-attestation.js';
 import type { AttestationSigner } from './signer-key.js';
-import { type RsvSignature, signTypedDataNatively } from './typed-signing.js';
+import type { RsvSignature } from './typed-signing.js';
 import type { VerifierReader } from './verifier-reads.js';
 
 /** How long a signed attestation request stays submittable (its `deadline`). */
@@ -147,8 +149,8 @@ export function onchainService(deps: OnchainServiceDeps) {
         }
         accountId = (await deps.accounts.getScorer(scorerId)).accountId;
       }
-      const recipient = getAddress(address);
-      const { nonce, fee } = await deps.readVerifier(rpcUrl, getAddress(chain.verifier), recipient);
+      const recipient = checksumAddress(address);
+      const { nonce, fee } = await deps.readVerifier(rpcUrl, checksumAddress(chain.verifier), recipient);
       const { score } = await deps.v2.scoreNow(scorerId, accountId, address);
       const nowMs = clock();
       const now = Math.floor(nowMs / 1000);
@@ -186,13 +188,8 @@ function signRequest(
     { schema: chain.passport_schema_uid.toLowerCase() as Hex, expirationTime: expirationSeconds(earliestExpiry(passport), at.now, at.ttlDays), data: encodePassportData(passportStamps(passport)) },
   ];
   const deadline = BigInt(at.now + REQUEST_LIFETIME_SECONDS);
-  const verifier = getAddress(chain.verifier);
-  const signature = signTypedDataNatively(key.privateKey, {
-    domain: { ...verifierTypes.domain, chainId: BigInt(chain.chain_id), verifyingContract: verifier },
-    types: verifierTypes.types,
-    primaryType: verifierTypes.primaryType,
-    message: { recipient, attestations, nonce: at.nonce, deadline, fee: at.fee },
-  });
+  const verifier = checksumAddress(chain.verifier);
+  const signature = signAttestationRequest(key.privateKey, chain.chain_id, verifier, { recipient, attestations, nonce: at.nonce, deadline, fee: at.fee });
   return {
     chain_id: chain.chain_id,
     verifier,

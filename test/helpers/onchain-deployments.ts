@@ -31,20 +31,11 @@ export function writeDeploymentFile(path: string, chains: ChainDeployment[]): vo
   writeFileSync(path, `${JSON.stringify({ chains }, null, 2)}\n`);
 }
 
-let standIns: Record<string, Artifact> | null = null;
+let decoderStandIn: Artifact | null = null;
 
-/** The test-only verifier stand-in (test/fixtures/VerifierViews.sol): `recipientNonces`, `fee` and a setter. */
-export function verifierViewsArtifact(): Artifact {
-  return standInArtifacts().VerifierViews!;
-}
-
-/** The test-only decoder stand-in: `getScore` answers what its `set` stored. */
+/** The test-only decoder stand-in (test/fixtures/DecoderStandIn.sol): `getScore` answers what its `set` stored. */
 export function decoderStandInArtifact(): Artifact {
-  return standInArtifacts().DecoderStandIn!;
-}
-
-function standInArtifacts(): Record<string, Artifact> {
-  return (standIns ??= compileSolidityFile(new URL('../fixtures/VerifierViews.sol', import.meta.url)));
+  return (decoderStandIn ??= compileSolidityFile(new URL('../fixtures/DecoderStandIn.sol', import.meta.url)).DecoderStandIn!);
 }
 
 /** The contracts of one self-contained Solidity file outside `contracts/` (a test fixture, an example), by name. */

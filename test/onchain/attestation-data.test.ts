@@ -1,4 +1,5 @@
-import { keccak256, stringToBytes } from 'viem';
+import { randomBytes, randomInt } from 'node:crypto';
+import { bytesToHex, encodeAbiParameters, keccak256, parseAbiParameters, stringToBytes } from 'viem';
 import { describe, expect, it } from 'vitest';
 import {
   decimalUnits,
@@ -88,5 +89,43 @@ describe('expirationTime', () => {
     expect(expirationSeconds(2_000_000_000_000, 1_000_000_000, 90)).toBe(BigInt(1_000_000_000 + 90 * 86_400));
     expect(expirationSeconds(1_000_500_000_999, 1_000_000_000, 90)).toBe(1_000_500_000n);
     expect(expirationSeconds(null, 1_000_000_000, 1)).toBe(1_000_086_400n);
+  });
+});
+
+// viem's generic encoder of the schema strings is the independent reference of the hand-written ones.
+describe('the schema encoders against viem', () => {
+  const texts = ['', 'Google', 'x'.repeat(31), 'y'.repeat(32), 'z'.repeat(33), 'Ünïcødé ✓ 🛂', 'a'.repeat(200)];
+  const text = () => (randomInt(3) === 0 ? (texts[randomInt(texts.length)] as string) : randomBytes(randomInt(0, 70)).toString('base64'));
+  const uint = (bits: number) => (randomInt(4) === 0 ? (1n << BigInt(bits)) - 1n : BigInt(bytesToHex(randomBytes(bits / 8))));
+
+  it('encodes the score schema as viem does', () => {
+    const parameters = parseAbiParameters(schemaStrings.score);
+    for (let index = 0; index < 300; index++) {
+      const fields = {
+        passing_score: randomInt(2) === 1,
+        score_decimals: randomInt(256),
+        scorer_id: uint(128),
+        score: Number(uint(32)),
+        threshold: Number(uint(32)),
+        stamps: Array.from({ length: randomInt(0, 25) }, () => ({ provider: text(), score: uint(256) })),
+      };
+      const expected = encodeAbiParameters(parameters, [fields.passing_score, fields.score_decimals, fields.scorer_id, fields.score, fields.threshold, fields.stamps]);
+      expect(encodeScoreData(fields)).toBe(expected);
+    }
+  });
+
+  it('encodes the passport schema as viem does', () => {
+    const parameters = parseAbiParameters(schemaStrings.passport);
+    for (let index = 0; index < 300; index++) {
+      const stamps = Array.from({ length: randomInt(0, 25) }, () => ({ provider: text(), hash: bytesToHex(randomBytes(32)), issuance_date: uint(64), expiration_date: uint(64) }));
+      expect(encodePassportData(stamps)).toBe(encodeAbiParameters(parameters, [stamps]));
+    }
+  });
+
+  it('refuses a value its field cannot hold', () => {
+    const fields = scoreFields(score, 1);
+    expect(() => encodeScoreData({ ...fields, scorer_id: 2n ** 128n })).toThrow(RangeError);
+    expect(() => encodeScoreData({ ...fields, score_decimals: 256 })).toThrow(RangeError);
+    expect(() => encodePassportData([{ provider: 'x', hash: '0x12', issuance_date: 0n, expiration_date: 0n }])).toThrow(RangeError);
   });
 });

@@ -2,15 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Address, getAddress, type Hex, verifyTypedData } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import verifierEip712 from '../../../contracts/abi/verifier-eip712.json' with { type: 'json' };
+import type { ChainDeployment } from '../../../src/onchain/deployment-file.js';
 import { schemaStrings } from '../../../src/onchain/interface-files.js';
 import { createTestApp, seedAccount, type TestApp } from '../../helpers/app.js';
 import { databaseKinds } from '../../helpers/databases.js';
 import { decodeSchemaData } from '../../helpers/eas.js';
-import { type Anvil, freePort, startAnvil } from '../../helpers/evm.js';
-import { chainEntry, verifierViewsArtifact, writeDeploymentFile } from '../../helpers/onchain-deployments.js';
+import { type Anvil, freePort } from '../../helpers/evm.js';
+import { type DeployedChain, startDeployedChain, temporaryDeploymentFile, verifierAbi } from '../../helpers/onchain-chain.js';
+import { chainEntry, writeDeploymentFile } from '../../helpers/onchain-deployments.js';
 import { startRpcProbe } from '../../helpers/rpc-probe.js';
 import { giveStamps, testWallet } from '../../helpers/stamps.js';
 
@@ -19,6 +22,9 @@ const bob = testWallet(5102);
 const day = 86_400_000;
 
 describe.each(databaseKinds)('POST /v2/onchain/{chain_id}/attestations on %s', (kind) => {
+  // The real contracts, deployed as `stampgate onchain deploy` does, with the service's key as the signer.
+  const signerKey = generatePrivateKey();
+  let chain: DeployedChain;
   let anvil: Anvil;
   let verifier: Address;
   let t: TestApp;
@@ -28,17 +34,24 @@ describe.each(databaseKinds)('POST /v2/onchain/{chain_id}/attestations on %s', (
   let key: string;
 
   beforeAll(async () => {
-    anvil = await startAnvil();
-    const wallet = anvil.wallets[0]!;
-    const artifact = verifierViewsArtifact();
-    verifier = (await anvil.deploy(wallet, artifact)).address;
-    await anvil.write(wallet, verifier, artifact.abi, 'set', [getAddress(alice.address), 7n, 12_345n]);
+    chain = await startDeployedChain(31337, privateKeyToAccount(signerKey), temporaryDeploymentFile());
+    anvil = chain.anvil;
+    verifier = chain.deployment.verifier as Address;
+    // The owner (anvil's account 0) sets a fee, which every request must then carry.
+    await anvil.write(anvil.wallets[0]!, verifier, verifierAbi, 'setFee', [12_345n]);
   }, 60_000);
   afterAll(async () => anvil?.stop());
 
+  /** The deployment's entry, with the given RPC URL or none. */
+  function deployedEntry(rpcUrl: string | null): ChainDeployment {
+    const { signer: _signer, owner: _owner, rpc_url: _rpcUrl, ...entry } = chain.deployment;
+    return rpcUrl ? { ...entry, rpc_url: rpcUrl } : entry;
+  }
+  const nonceOfAlice = () => chain.nonceOf(getAddress(alice.address));
+
   async function start(env: Record<string, string> = {}, rpcUrl: string | null = anvil.url) {
-    writeDeploymentFile(file, [chainEntry(31337, { verifier, ...(rpcUrl ? { rpc_url: rpcUrl } : {}) })]);
-    t = await createTestApp(kind, { ONCHAIN_CONFIG_FILE: file, ...env });
+    writeDeploymentFile(file, [deployedEntry(rpcUrl)]);
+    t = await createTestApp(kind, { ONCHAIN_CONFIG_FILE: file, ATTESTATION_SIGNER_KEY: signerKey, ...env });
     const account = await t.ctx.accounts.createAccount('attest');
     scorerId = (await t.ctx.accounts.createScorer(account.id, { name: 'attest', weights: { Google: '12.3456789', Discord: '8' } })).id;
     key = (await t.ctx.apiKeys.create(account.id)).key;
@@ -78,12 +91,13 @@ describe.each(databaseKinds)('POST /v2/onchain/{chain_id}/attestations on %s', (
     await start();
     await giveStamps(t.ctx, alice.address, [{ provider: 'Google', nullifiers: ['v0:google-alice'], expiresInMs: 20 * day }, 'Discord']);
     const before = Math.floor(Date.now() / 1000);
+    const nonce = await nonceOfAlice();
     const res = await post({ address: alice.address.toUpperCase().replace('0X', '0x'), scorer_id: scorerId });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.chain_id).toBe(31337);
     expect(body.verifier).toBe(getAddress(verifier));
-    expect(body.request).toMatchObject({ recipient: getAddress(alice.address), nonce: '7', fee: '12345' });
+    expect(body.request).toMatchObject({ recipient: getAddress(alice.address), nonce: String(nonce), fee: '12345' });
     const deadline = Number(body.request.deadline);
     expect(deadline).toBeGreaterThanOrEqual(before + 3600);
     expect(deadline).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600);
@@ -109,14 +123,19 @@ describe.each(databaseKinds)('POST /v2/onchain/{chain_id}/attestations on %s', (
     expect(body.score).toEqual((await t.app.inject({ url: `/v2/stamps/${scorerId}/score/${alice.address}`, headers: { 'x-api-key': key } })).json());
     expect((await recorded(alice.address))?.raw_score).toBe('20.34568');
     const [scoreAttestation, passportAttestation] = body.request.attestations;
-    expect(scoreAttestation.schema).toBe(chainEntry(31337).score_schema_uid);
-    expect(passportAttestation.schema).toBe(chainEntry(31337).passport_schema_uid);
+    expect(scoreAttestation.schema).toBe(chain.deployment.score_schema_uid.toLowerCase());
+    expect(passportAttestation.schema).toBe(chain.deployment.passport_schema_uid.toLowerCase());
     expect(decodeSchemaData(schemaStrings.score, scoreAttestation.data)).toMatchObject({ passing_score: true, score: '203456', threshold: '200000', scorer_id: String(scorerId) });
     const passport = decodeSchemaData(schemaStrings.passport, passportAttestation.data).stamps as { provider: string }[];
     expect(passport.map((s) => s.provider)).toEqual(['Discord', 'Google']);
     const googleExpiry = Math.floor(Date.parse(body.score.stamps.Google.expiration_date) / 1000);
     expect(Number(scoreAttestation.expirationTime)).toBe(googleExpiry);
     expect(Number(passportAttestation.expirationTime)).toBe(googleExpiry);
+
+    // The real verifier accepts it, paid its fee, and counts the recipient's nonce: the next request carries the next one.
+    await chain.submit(message, body.signature);
+    expect(await nonceOfAlice()).toBe(nonce + 1n);
+    expect((await post({ address: alice.address, scorer_id: scorerId })).json().request.nonce).toBe(String(nonce + 1n));
   });
 
   it('takes scorer_id as text, refuses bad bodies (400) and answers the other errors', async () => {
@@ -145,7 +164,7 @@ describe.each(databaseKinds)('POST /v2/onchain/{chain_id}/attestations on %s', (
     const token = await signIn(alice);
     const own = await post({ address: alice.address, scorer_id: scorerId }, { authorization: `Bearer ${token}` });
     expect(own.statusCode).toBe(200);
-    expect(own.json().request.nonce).toBe('7');
+    expect(own.json().request.nonce).toBe(String(await nonceOfAlice()));
     const other = await post({ address: bob.address, scorer_id: scorerId }, { authorization: `Bearer ${token}` });
     expect(other.statusCode).toBe(403);
     expect(await recorded(bob.address)).toBeNull();
