@@ -4,6 +4,7 @@ import type { V2ScoreService } from '../scoring/scores/v2-scores.service.js';
 import type { TrustedIssuerService } from '../scoring/stamps/issuers.service.js';
 import type { StampsRepository } from '../scoring/stamps/stamps.repository.js';
 import { chainDeployments } from './chain-deployments.js';
+import { decoderScoreReader } from './decoder-score-reads.js';
 import { onchainService } from './onchain.service.js';
 import { loadAttestationSigner } from './signer-key.js';
 import { verifierReader } from './verifier-reads.js';
@@ -20,7 +21,7 @@ export interface OnchainModuleDeps {
   issuers: Pick<TrustedIssuerService, 'current'>;
 }
 
-/** The onchain layer's service: the signer key (loaded once), the deployment file, the verifier's reads. */
+/** The onchain layer's service: the signer key (loaded once), the deployment file, the verifier's and decoder's reads. */
 export async function createOnchainModule(config: OnchainModuleConfig, deps: OnchainModuleDeps) {
   const signer = await loadAttestationSigner(config);
   return {
@@ -30,6 +31,7 @@ export async function createOnchainModule(config: OnchainModuleConfig, deps: Onc
       deployments: chainDeployments(config),
       signer,
       readVerifier: verifierReader({ timeoutMs: config.outboundTimeoutMs }),
+      readDecoderScore: decoderScoreReader({ timeoutMs: config.outboundTimeoutMs }),
       attestationTtlDays: config.attestationTtlDays,
     }),
   };

@@ -10,8 +10,9 @@ import { isScorerId, type AccountService } from '../scoring/accounts/accounts.se
 import type { V2Score, V2ScoreService } from '../scoring/scores/v2-scores.service.js';
 import type { TrustedIssuerService } from '../scoring/stamps/issuers.service.js';
 import type { StampsRepository } from '../scoring/stamps/stamps.repository.js';
-import { earliestExpiry, encodePassportData, encodeScoreData, expirationSeconds, passportStamps, type PassportStampSource, scoreFields } from './attestation-data.js';
+import { earliestExpiry, encodePassportData, encodeScoreData, expirationSeconds, passportStamps, type PassportStampSource, scoreFields, unitsText } from './attestation-data.js';
 import type { ChainDeployments } from './chain-deployments.js';
+import type { DecoderScoreReader } from './decoder-score-reads.js';
 import type { ChainDeployment } from './deployment-file.js';
 import { schemaStrings, verifierTypes } from './interface-files.js';
 import { type SignedOffchainAttestation, signOffchainAttestation } from './offchain-attestation.js';
@@ -31,6 +32,7 @@ export interface OnchainServiceDeps {
   /** Null: no key (production without ATTESTATION_SIGNER_KEY). */
   signer: AttestationSigner | null;
   readVerifier: VerifierReader;
+  readDecoderScore: DecoderScoreReader;
   attestationTtlDays: number;
   clock?: () => number;
 }
@@ -64,6 +66,11 @@ function earliestStampExpiry(score: V2Score): number | null {
 function scoreExpiry(score: V2Score): number | null {
   return score.expiration_timestamp === null ? earliestStampExpiry(score) : Date.parse(score.expiration_timestamp);
 }
+
+/** One chain's entry of the onchain score answer: what its decoder says, or why it could not be read. */
+export type OnchainChainScore =
+  | { chain_id: number; decoder: Address; attested: boolean; score: string; passing: boolean; time: string; expiration_time: string }
+  | { chain_id: number; decoder: Address; error: { code: 'upstream_unavailable' | 'onchain_not_configured'; detail: string } };
 
 export function onchainService(deps: OnchainServiceDeps) {
   const clock = deps.clock ?? Date.now;
@@ -126,6 +133,39 @@ export function onchainService(deps: OnchainServiceDeps) {
         revocable: schemaStrings.revocable,
       });
       return { attestation, signer: key.address, uid: attestation.uid };
+    },
+
+    /**
+     * What each deployed chain's decoder says of `address` (lower case) for the scorer, read from
+     * the chains only (nothing is scored or recorded), every chain at once. A chain that cannot be
+     * read is an entry with its error; it never fails the answer.
+     */
+    async onchainScores(scorerId: number, accountId: number, address: string) {
+      const chains = await deps.deployments.all();
+      checkScorerId(scorerId);
+      await deps.accounts.scorerOfAccount(scorerId, accountId);
+      const user = getAddress(address);
+      const entries = await Promise.all(
+        chains.map(async (chain): Promise<OnchainChainScore> => {
+          const decoder = getAddress(chain.decoder);
+          try {
+            const read = await deps.readDecoderScore(deps.deployments.rpcUrl(chain), decoder, BigInt(scorerId), user);
+            return {
+              chain_id: chain.chain_id,
+              decoder,
+              attested: read.time > 0n,
+              score: unitsText(read.score),
+              passing: read.passing,
+              time: read.time.toString(),
+              expiration_time: read.expirationTime.toString(),
+            };
+          } catch (error) {
+            if (!(error instanceof AppError) || (error.code !== 'upstream_unavailable' && error.code !== 'onchain_not_configured')) throw error;
+            return { chain_id: chain.chain_id, decoder, error: { code: error.code, detail: error.message } };
+          }
+        }),
+      );
+      return { address, scorer_id: String(scorerId), chains: entries };
     },
 
     /**
