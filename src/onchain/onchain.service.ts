@@ -138,10 +138,12 @@ export function onchainService(deps: OnchainServiceDeps) {
     /**
      * What each deployed chain's decoder says of `address` (lower case) for the scorer, read from
      * the chains only (nothing is scored or recorded), every chain at once. A chain that cannot be
-     * read is an entry with its error; it never fails the answer.
+     * read is an entry with its error; it never fails the answer. No chain deployed is no entry
+     * (not 503): the question "what do the chains say" has an answer, and the portal asks it on
+     * every lookup, on servers that never deploy too.
      */
     async onchainScores(scorerId: number, accountId: number, address: string) {
-      const chains = await deps.deployments.all();
+      const chains = await deps.deployments.deployed();
       checkScorerId(scorerId);
       await deps.accounts.scorerOfAccount(scorerId, accountId);
       const user = getAddress(address);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type Scorer } from '../api.js';
+import { lookUpOnchain, type OnchainLookup, OnchainScores } from '../onchain-scores.js';
 
 /** The v2 score of an address (GET /v2/stamps/{scorer_id}/score/{address}). */
 interface V2Score {
@@ -18,6 +19,7 @@ export function LookupPage() {
   const [scorer, setScorer] = useState('');
   const [address, setAddress] = useState('');
   const [result, setResult] = useState<V2Score | null>(null);
+  const [onchain, setOnchain] = useState<OnchainLookup | null>(null);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
 
@@ -32,10 +34,15 @@ export function LookupPage() {
     event.preventDefault();
     setProblem(null);
     setResult(null);
+    setOnchain(null);
     setBusy(true);
+    const target = address.trim().toLowerCase();
     try {
-      // Scores the address now from its stored stamps, as an integrator's v2 read does.
-      setResult(await api<V2Score>('GET', `/v2/stamps/${scorer}/score/${address.trim().toLowerCase()}`));
+      // Scores the address now from its stored stamps, as an integrator's v2 read does; meanwhile
+      // the chains are read, and a chain's failure stays in its own row.
+      const [stored, chains] = await Promise.all([api<V2Score>('GET', `/v2/stamps/${scorer}/score/${target}`), lookUpOnchain(scorer, target)]);
+      setResult(stored);
+      setOnchain(chains);
     } catch (error) {
       setProblem(errorText(error));
     } finally {
@@ -67,6 +74,7 @@ export function LookupPage() {
             {result.error && (<><dt>Error</dt><dd>{result.error}</dd></>)}
           </dl>
         )}
+        {result && onchain && <OnchainScores lookup={onchain} />}
         {result && (
           <div class="table-wrap">
             <table>

@@ -27,7 +27,7 @@ export function onchainScoresRoutes(instance: FastifyInstance, deps: OnchainScor
           'bounded by OUTBOUND_TIMEOUT_MS: the score as integrators\' contracts see it, next to the stored one. It reads the chains ' +
           'only: nothing is scored or recorded. A chain that cannot be read is an entry with its `error` ' +
           '(`upstream_unavailable`, or `onchain_not_configured` when it has no RPC URL); the other chains still answer. ' +
-          'No chain deployed: 503 `onchain_not_configured`. Another account\'s scorer: 404. Needs `read_scores`.\n\n' +
+          'No chain deployed: `chains` is empty; a deployment file that is not valid: 503 `onchain_not_configured`. Another account\'s scorer: 404. Needs `read_scores`.\n\n' +
           'Example: `curl -H "X-API-KEY: $KEY" $BASE/v2/onchain/scores/1/0x5cdef6d4b2f8e6e1f3b0b0a5e3d2c1b0a9f8e7d6`',
         security: [{ apiKey: [] }],
         params: Params,
