@@ -23,6 +23,7 @@ import { stakeRoutes } from '../staking/routes/stake.js';
 import { modelsRoutes } from '../models/routes/models.js';
 import { attestationRequestRoutes } from '../onchain/routes/attestation-requests.js';
 import { chainsRoutes } from '../onchain/routes/chains.js';
+import { onchainScoresRoutes } from '../onchain/routes/onchain-scores.js';
 import { scoreAttestationRoutes } from '../onchain/routes/score-attestation.js';
 import { eventFeedRoutes } from '../webhooks/routes/events.js';
 import { webhookRoutes } from '../webhooks/routes/webhooks.js';
@@ -51,6 +52,7 @@ import type { Metrics } from './metrics.js';
  * |                                | eventFeedRoutes     | /v2/scorers/{id}/events                                      |
  * |                                | modelsRoutes        | /v2/models/score/{address}                                   |
  * |                                | scoreAttestationRoutes | /v2/stamps/{scorer_id}/score/{address}/attestation        |
+ * |                                | onchainScoresRoutes | /v2/onchain/scores/{scorer_id}/{address}                     |
  * |                                | batchRoutes         | /v2/stamps/{scorer_id}/scores, /v2/scorers/{id}/batches, /v2/batches/{id}… |
  * | wallet session, per IP/address | walletRoutes        | /registry/wallet/…                                           |
  * | API key or wallet session      | attestationRequestRoutes | /v2/onchain/{chain_id}/attestations                     |
@@ -95,6 +97,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, metr
       eventFeedRoutes(scope, { feed: ctx.webhooks.feed });
       modelsRoutes(scope, { models: ctx.models });
       scoreAttestationRoutes(scope, { onchain: ctx.onchain.service });
+      onchainScoresRoutes(scope, { onchain: ctx.onchain.service });
       await scope.register(async (batches) => batchRoutes(batches, { service: ctx.batches.service, resultStreams: ctx.batches.resultStreams, uploads: ctx.batches.uploads, config, budget }));
     });
     await app.register(async (scope) => walletRoutes(scope, { wallet: ctx.wallet, issuers: ctx.issuers, config, counters }));

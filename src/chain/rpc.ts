@@ -17,6 +17,22 @@ export function createRpcClient(url: string, options: RpcClientOptions = {}): Pu
 }
 
 /**
+ * One client per endpoint URL, kept (a viem client holds no connection of its own), so that
+ * repeated reads of the same chain do not rebuild it; the pool forgets everything past 64 URLs.
+ */
+export function rpcClientPool(options: RpcClientOptions): (url: string) => PublicClient {
+  const clients = new Map<string, PublicClient>();
+  return (url) => {
+    let client = clients.get(url);
+    if (!client) {
+      if (clients.size >= 64) clients.clear();
+      clients.set(url, (client = createRpcClient(url, options)));
+    }
+    return client;
+  };
+}
+
+/**
  * How to name an endpoint in messages: scheme and host only, because RPC URLs
  * commonly carry an API key in their path or query.
  */

@@ -58,6 +58,14 @@ export function decimalUnits(text: string): bigint {
   return BigInt(match[2] as string) * UNITS + BigInt(fraction);
 }
 
+/**
+ * Units of 10⁻⁴ (what the decoder answers) as a v2 score's decimal text, 5 fraction digits, so the
+ * two compare as text: 203456 → "20.34560".
+ */
+export function unitsText(units: bigint): string {
+  return `${units / UNITS}.${(units % UNITS).toString().padStart(SCORE_DECIMALS, '0')}0`;
+}
+
 // A uint32 of 10⁻⁴ holds scores up to 429,496.7295; a larger one is shown as that maximum (no
 // scorer's weights come near it, and a wrapped value would be a false statement).
 function uint32Units(text: string): number {

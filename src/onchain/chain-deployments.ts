@@ -17,6 +17,8 @@ export type OnchainFileConfig = Pick<Config, 'onchainConfigFile' | 'dataDir' | '
 export interface ChainDeployments {
   /** Every deployed chain; throws 503 `onchain_not_configured` when there is none (no file, or an empty or invalid one). */
   all(): Promise<ChainDeployment[]>;
+  /** Every deployed chain, none (`[]`) when there is no file or an empty one; 503 only for an invalid file. */
+  deployed(): Promise<ChainDeployment[]>;
   /** One chain; 404 `chain_not_found` when the file does not list it. */
   find(chainId: number): Promise<ChainDeployment>;
   /** The chain's RPC URL (`ONCHAIN_RPC_URL_<id>` first, then the file's); 503 when it has none. */
@@ -33,7 +35,8 @@ export function chainDeployments(config: OnchainFileConfig): ChainDeployments {
   const path = deploymentFilePath(config);
   let cached: { stamp: string; chains: ChainDeployment[] | DeploymentFileError } | null = null;
 
-  async function load(): Promise<ChainDeployment[]> {
+  /** The file's chains; null when it does not exist. */
+  async function load(): Promise<ChainDeployment[] | null> {
     let stamp: string;
     try {
       const info = statSync(path);
@@ -41,7 +44,7 @@ export function chainDeployments(config: OnchainFileConfig): ChainDeployments {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       cached = null;
-      throw notConfigured('No chain is deployed: run `stampgate onchain deploy` (the deployment file does not exist).');
+      return null;
     }
     if (cached?.stamp !== stamp) {
       let chains: ChainDeployment[] | DeploymentFileError;
@@ -55,14 +58,21 @@ export function chainDeployments(config: OnchainFileConfig): ChainDeployments {
     }
     // The file's path and contents are the operator's: the answer only says what to do.
     if (cached.chains instanceof DeploymentFileError) throw notConfigured('The onchain deployment file is not valid; the operator must run `stampgate onchain deploy` again.');
-    if (cached.chains.length === 0) throw notConfigured('No chain is deployed: run `stampgate onchain deploy`.');
     return cached.chains;
   }
 
+  async function all(): Promise<ChainDeployment[]> {
+    const chains = await load();
+    if (chains === null) throw notConfigured('No chain is deployed: run `stampgate onchain deploy` (the deployment file does not exist).');
+    if (chains.length === 0) throw notConfigured('No chain is deployed: run `stampgate onchain deploy`.');
+    return chains;
+  }
+
   return {
-    all: load,
+    all,
+    deployed: async () => (await load()) ?? [],
     async find(chainId) {
-      const chain = (await load()).find((c) => c.chain_id === chainId);
+      const chain = (await all()).find((c) => c.chain_id === chainId);
       if (!chain) throw new AppError('chain_not_found', `Chain ${chainId} is not deployed here; GET /v2/onchain/chains lists the chains.`);
       return chain;
     },

@@ -7,6 +7,7 @@ import type { V2ScoreService } from '../scoring/scores/v2-scores.service.js';
 import type { TrustedIssuerService } from '../scoring/stamps/issuers.service.js';
 import type { StampsRepository } from '../scoring/stamps/stamps.repository.js';
 import { chainDeployments } from './chain-deployments.js';
+import { decoderScoreReader } from './decoder-score-reads.js';
 import { onchainService } from './onchain.service.js';
 import { PushWorker } from './push-worker.js';
 import { pushRepository } from './push.repository.js';
@@ -40,7 +41,7 @@ export interface OnchainModuleDeps {
 // An idle push worker looks for due jobs (and retries whose back-off passed) this often.
 const pushPollMs = 1000;
 
-/** The onchain layer: the signer key (loaded once), the deployment file, the verifier's reads, the operator push. */
+/** The onchain layer: the signer key (loaded once), the deployment file, the verifier's and decoder's reads, the operator push. */
 export async function createOnchainModule(config: OnchainModuleConfig, deps: OnchainModuleDeps) {
   const signer = await loadAttestationSigner(config);
   const deployments = chainDeployments(config);
@@ -52,6 +53,7 @@ export async function createOnchainModule(config: OnchainModuleConfig, deps: Onc
     deployments,
     signer,
     readVerifier: verifierReader({ timeoutMs: config.outboundTimeoutMs }),
+    readDecoderScore: decoderScoreReader({ timeoutMs: config.outboundTimeoutMs }),
     attestationTtlDays: config.attestationTtlDays,
   });
   const sender = config.onchainSenderKey === null ? null : privateKeyToAccount(config.onchainSenderKey as Hex);

@@ -11,8 +11,9 @@ import { isScorerId, type AccountService } from '../scoring/accounts/accounts.se
 import type { V2Score, V2ScoreService } from '../scoring/scores/v2-scores.service.js';
 import type { TrustedIssuerService } from '../scoring/stamps/issuers.service.js';
 import type { StampsRepository } from '../scoring/stamps/stamps.repository.js';
-import { earliestExpiry, encodePassportData, encodeScoreData, expirationSeconds, passportStamps, type PassportStampSource, scoreFields } from './attestation-data.js';
+import { earliestExpiry, encodePassportData, encodeScoreData, expirationSeconds, passportStamps, type PassportStampSource, scoreFields, unitsText } from './attestation-data.js';
 import type { ChainDeployments } from './chain-deployments.js';
+import type { DecoderScoreReader } from './decoder-score-reads.js';
 import type { ChainDeployment } from './deployment-file.js';
 import { signAttestationRequest } from './attestation-request.js';
 import { schemaStrings } from './interface-files.js';
@@ -33,6 +34,7 @@ export interface OnchainServiceDeps {
   /** Null: no key (production without ATTESTATION_SIGNER_KEY). */
   signer: AttestationSigner | null;
   readVerifier: VerifierReader;
+  readDecoderScore: DecoderScoreReader;
   attestationTtlDays: number;
   clock?: () => number;
 }
@@ -66,6 +68,11 @@ function earliestStampExpiry(score: V2Score): number | null {
 function scoreExpiry(score: V2Score): number | null {
   return score.expiration_timestamp === null ? earliestStampExpiry(score) : Date.parse(score.expiration_timestamp);
 }
+
+/** One chain's entry of the onchain score answer: what its decoder says, or why it could not be read. */
+export type OnchainChainScore =
+  | { chain_id: number; decoder: Address; attested: boolean; score: string; passing: boolean; time: string; expiration_time: string }
+  | { chain_id: number; decoder: Address; error: { code: 'upstream_unavailable' | 'onchain_not_configured'; detail: string } };
 
 export function onchainService(deps: OnchainServiceDeps) {
   const clock = deps.clock ?? Date.now;
@@ -128,6 +135,41 @@ export function onchainService(deps: OnchainServiceDeps) {
         revocable: schemaStrings.revocable,
       });
       return { attestation, signer: key.address, uid: attestation.uid };
+    },
+
+    /**
+     * What each deployed chain's decoder says of `address` (lower case) for the scorer, read from
+     * the chains only (nothing is scored or recorded), every chain at once. A chain that cannot be
+     * read is an entry with its error; it never fails the answer. No chain deployed is no entry
+     * (not 503): the question "what do the chains say" has an answer, and the portal asks it on
+     * every lookup, on servers that never deploy too.
+     */
+    async onchainScores(scorerId: number, accountId: number, address: string) {
+      const chains = await deps.deployments.deployed();
+      checkScorerId(scorerId);
+      await deps.accounts.scorerOfAccount(scorerId, accountId);
+      const user = getAddress(address);
+      const entries = await Promise.all(
+        chains.map(async (chain): Promise<OnchainChainScore> => {
+          const decoder = getAddress(chain.decoder);
+          try {
+            const read = await deps.readDecoderScore(deps.deployments.rpcUrl(chain), decoder, BigInt(scorerId), user);
+            return {
+              chain_id: chain.chain_id,
+              decoder,
+              attested: read.time > 0n,
+              score: unitsText(read.score),
+              passing: read.passing,
+              time: read.time.toString(),
+              expiration_time: read.expirationTime.toString(),
+            };
+          } catch (error) {
+            if (!(error instanceof AppError) || (error.code !== 'upstream_unavailable' && error.code !== 'onchain_not_configured')) throw error;
+            return { chain_id: chain.chain_id, decoder, error: { code: error.code, detail: error.message } };
+          }
+        }),
+      );
+      return { address, scorer_id: String(scorerId), chains: entries };
     },
 
     /**

@@ -4,8 +4,8 @@
  * OUTBOUND_TIMEOUT_MS, an error or an answer that is not the verifier's) is 502
  * `upstream_unavailable`; the endpoint is named by scheme and host only (its URL may carry a key).
  */
-import type { Address, PublicClient } from 'viem';
-import { createRpcClient, rpcEndpointName, rpcFailureReason } from '../chain/rpc.js';
+import type { Address } from 'viem';
+import { rpcClientPool, rpcEndpointName, rpcFailureReason } from '../chain/rpc.js';
 import { AppError } from '../errors.js';
 
 // The two views an attestation request needs; the verifier's whole ABI is contracts/abi/StampgateVerifier.json.
@@ -21,17 +21,9 @@ export interface VerifierState {
 
 export type VerifierReader = (rpcUrl: string, verifier: Address, recipient: Address) => Promise<VerifierState>;
 
-/** Reads with one viem client per endpoint (kept: it holds no connection of its own), no retries. */
+/** Reads with one viem client per endpoint, no retries. */
 export function verifierReader(options: { timeoutMs: number }): VerifierReader {
-  const clients = new Map<string, PublicClient>();
-  const clientOf = (url: string) => {
-    let client = clients.get(url);
-    if (!client) {
-      if (clients.size >= 64) clients.clear();
-      clients.set(url, (client = createRpcClient(url, { timeoutMs: options.timeoutMs, retryCount: 0 })));
-    }
-    return client;
-  };
+  const clientOf = rpcClientPool({ timeoutMs: options.timeoutMs, retryCount: 0 });
   return async (rpcUrl, verifier, recipient) => {
     const client = clientOf(rpcUrl);
     try {

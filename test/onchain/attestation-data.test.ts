@@ -8,6 +8,7 @@ import {
   expirationSeconds,
   passportStamps,
   scoreFields,
+  unitsText,
 } from '../../src/onchain/attestation-data.js';
 import { schemaStrings } from '../../src/onchain/interface-files.js';
 import { decodeSchemaData } from '../helpers/eas.js';
@@ -44,6 +45,15 @@ describe('score schema data', () => {
     expect(decimalUnits('4.35000')).toBe(43500n);
     expect(decimalUnits('-3.5')).toBe(0n);
     expect(() => decimalUnits('1e3')).toThrow();
+  });
+
+  it('writes the decoder\'s units back as a v2 decimal text, exactly, for any uint256', () => {
+    expect(unitsText(0n)).toBe('0.00000');
+    expect(unitsText(1n)).toBe('0.00010');
+    expect(unitsText(203_456n)).toBe('20.34560');
+    expect(unitsText(70_000n)).toBe('7.00000');
+    expect(unitsText(2n ** 256n - 1n)).toBe(`${(2n ** 256n - 1n) / 10_000n}.${(2n ** 256n - 1n) % 10_000n}0`);
+    for (const text of ['12.34560', '0.00010', '429496.72950']) expect(unitsText(decimalUnits(text))).toBe(text);
   });
 
   it('decodes with eas-sdk field by field: counted stamps only, × 10⁴', () => {

@@ -266,6 +266,8 @@ describe.skipIf(!haveBrowser)('developer portal in Chromium', () => {
       expect(await page.getByTestId('passing').textContent()).toBe('no (threshold 15.00000)');
       expect(await page.getByRole('row').filter({ hasText: 'Google' }).getByRole('cell').nth(1).textContent()).toBe('2.50000');
       expect(await page.getByRole('caption').filter({ hasText: 'Stamps' }).textContent()).toBe('Stamps (2)');
+      // This server deploys no chain: the lookup says so in place of the per-chain rows.
+      expect(await page.getByTestId('onchain-none').textContent()).toBe('Onchain: no chain is deployed on this server.');
       await capture('lookup');
 
       // The delivery log shows the refused delivery; a retry from the page is delivered.

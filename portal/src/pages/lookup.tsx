@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Scorer } from '../api.js';
+import { lookUpOnchain, type OnchainLookup, OnchainScores } from '../onchain-scores.js';
 
 /** The v2 score of an address (GET /v2/stamps/{scorer_id}/score/{address}). */
 interface V2Score {
@@ -18,8 +19,11 @@ export function LookupPage() {
   const [scorer, setScorer] = useState('');
   const [address, setAddress] = useState('');
   const [result, setResult] = useState<V2Score | null>(null);
+  const [onchain, setOnchain] = useState<OnchainLookup | null>(null);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  // Which lookup is current, so that a slow chain read of an earlier one never lands on a later one.
+  const lookups = useRef(0);
 
   useEffect(() => {
     api<{ items: Scorer[] }>('GET', '/v2/account/scorers').then((r) => {
@@ -32,15 +36,23 @@ export function LookupPage() {
     event.preventDefault();
     setProblem(null);
     setResult(null);
+    setOnchain(null);
     setBusy(true);
+    const target = address.trim().toLowerCase();
+    const lookup = ++lookups.current;
+    // The chains are read meanwhile (a slow chain waits up to OUTBOUND_TIMEOUT_MS); the stored score
+    // shows as soon as it is there, and a chain's failure stays in its own row.
+    const chains = lookUpOnchain(scorer, target);
     try {
       // Scores the address now from its stored stamps, as an integrator's v2 read does.
-      setResult(await api<V2Score>('GET', `/v2/stamps/${scorer}/score/${address.trim().toLowerCase()}`));
+      setResult(await api<V2Score>('GET', `/v2/stamps/${scorer}/score/${target}`));
     } catch (error) {
       setProblem(errorText(error));
     } finally {
       setBusy(false);
     }
+    const read = await chains;
+    if (lookup === lookups.current) setOnchain(read);
   }
 
   const stamps = result ? Object.entries(result.stamps) : [];
@@ -67,6 +79,7 @@ export function LookupPage() {
             {result.error && (<><dt>Error</dt><dd>{result.error}</dd></>)}
           </dl>
         )}
+        {result && (onchain ? <OnchainScores lookup={onchain} /> : <p class="hint">Reading the chains…</p>)}
         {result && (
           <div class="table-wrap">
             <table>
