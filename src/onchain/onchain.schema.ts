@@ -111,41 +111,39 @@ export const AttestationRequestAnswerSchema = Type.Object(
   { title: 'AttestationRequest' },
 );
 
-const DecoderScoreEntry = Type.Object(
+// One object with optional members rather than a union of the two shapes: the response serializer
+// writes it without a validator (a union would need one per entry). An entry has either the five
+// decoder fields or `error`.
+const ChainScoreEntry = Type.Object(
   {
     chain_id: Type.Integer(),
     decoder: Checksummed,
-    attested: Type.Boolean({ description: 'The decoder holds a live score: false when there is none, it expired or it was revoked (then the rest is zero).' }),
-    score: Type.String({ description: 'The decoder\'s score (units of 10^-4) as decimal text with 5 fraction digits, as the v2 score.', examples: ['20.34560'] }),
-    passing: Type.Boolean(),
-    time: DecimalInteger('The attestation\'s onchain time, Unix seconds; "0" when not attested'),
-    expiration_time: DecimalInteger('Unix seconds; "0" when not attested'),
-  },
-  { title: 'OnchainChainScore' },
-);
-
-const DecoderScoreFailure = Type.Object(
-  {
-    chain_id: Type.Integer(),
-    decoder: Checksummed,
-    error: Type.Object(
-      {
-        code: Type.Union([Type.Literal('upstream_unavailable'), Type.Literal('onchain_not_configured')], {
-          description: '`upstream_unavailable`: the RPC endpoint is down, slower than OUTBOUND_TIMEOUT_MS or answered garbage; `onchain_not_configured`: the chain has no RPC URL.',
-        }),
-        detail: Type.String({ description: 'A sentence for a person.' }),
-      },
-      { description: 'Why this chain was not read; the other chains\' entries are unaffected.' },
+    attested: Type.Optional(Type.Boolean({ description: 'The decoder holds a live score: false when there is none, it expired or it was revoked (then the rest is zero). Absent with `error`.' })),
+    score: Type.Optional(Type.String({ description: 'The decoder\'s score (units of 10^-4) as decimal text with 5 fraction digits, as the v2 score. Absent with `error`.', examples: ['20.34560'] })),
+    passing: Type.Optional(Type.Boolean({ description: 'Absent with `error`.' })),
+    time: Type.Optional(DecimalInteger('The attestation\'s onchain time, Unix seconds; "0" when not attested. Absent with `error`')),
+    expiration_time: Type.Optional(DecimalInteger('Unix seconds; "0" when not attested. Absent with `error`')),
+    error: Type.Optional(
+      Type.Object(
+        {
+          code: Type.String({
+            description: '`upstream_unavailable`: the RPC endpoint is down, slower than OUTBOUND_TIMEOUT_MS or answered garbage; `onchain_not_configured`: the chain has no RPC URL.',
+            examples: ['upstream_unavailable', 'onchain_not_configured'],
+          }),
+          detail: Type.String({ description: 'A sentence for a person.' }),
+        },
+        { description: 'Why this chain was not read (then the decoder fields are absent); the other chains\' entries are unaffected.' },
+      ),
     ),
   },
-  { title: 'OnchainChainScoreFailure' },
+  { title: 'OnchainChainScore' },
 );
 
 export const OnchainScoresSchema = Type.Object(
   {
     address: Type.String({ description: 'The address, lower-case (as the v2 score).' }),
     scorer_id: Type.String(),
-    chains: Type.Array(Type.Union([DecoderScoreEntry, DecoderScoreFailure]), {
+    chains: Type.Array(ChainScoreEntry, {
       description: 'One entry per deployed chain, in the deployment file\'s order: the decoder\'s `getScore`, or the `error` that chain gave.',
     }),
   },
