@@ -7,25 +7,7 @@
 import type { Address } from 'viem';
 import { rpcClientPool, rpcEndpointName, rpcFailureReason } from '../chain/rpc.js';
 import { AppError } from '../errors.js';
-
-// The one view this read needs; the decoder's whole ABI is contracts/abi/StampgateDecoder.json.
-const decoderViews = [
-  {
-    type: 'function',
-    name: 'getScore',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'scorerId', type: 'uint256' },
-      { name: 'user', type: 'address' },
-    ],
-    outputs: [
-      { name: 'score', type: 'uint256' },
-      { name: 'passing', type: 'bool' },
-      { name: 'time', type: 'uint64' },
-      { name: 'expirationTime', type: 'uint64' },
-    ],
-  },
-] as const;
+import { contractAbi } from './contract-artifacts.js';
 
 /** What the decoder answers: the score × 10^4, all zero when there is no live score. */
 export interface DecoderScore {
@@ -39,14 +21,16 @@ export type DecoderScoreReader = (rpcUrl: string, decoder: Address, scorerId: bi
 
 export function decoderScoreReader(options: { timeoutMs: number }): DecoderScoreReader {
   const clientOf = rpcClientPool({ timeoutMs: options.timeoutMs, retryCount: 0 });
+  // The shipped artifact's ABI, as the CLI's decoder reads use: one definition of the contract.
+  const abi = contractAbi('StampgateDecoder');
   return async (rpcUrl, decoder, scorerId, user) => {
     try {
-      const [score, passing, time, expirationTime] = await clientOf(rpcUrl).readContract({
+      const [score, passing, time, expirationTime] = (await clientOf(rpcUrl).readContract({
         address: decoder,
-        abi: decoderViews,
+        abi,
         functionName: 'getScore',
         args: [scorerId, user],
-      });
+      })) as readonly [bigint, boolean, bigint, bigint];
       return { score, passing, time, expirationTime };
     } catch (error) {
       throw new AppError('upstream_unavailable', `The chain's RPC endpoint (${rpcEndpointName(rpcUrl)}) did not answer the decoder's score: ${rpcFailureReason(error)}.`);
