@@ -24,7 +24,7 @@ import { scoringJobsRepository } from '../scoring/jobs/scoring-jobs.repository.j
 import { inlineScoring } from '../scoring/jobs/inline-scoring.js';
 import { type JobSettled, ScoringWorker } from '../scoring/jobs/scoring-worker.js';
 import { workerHeartbeatsRepository } from '../scoring/jobs/worker-heartbeats.repository.js';
-import { WorkerWatch } from '../scoring/jobs/worker-watch.js';
+import { WorkerWatch } from '../events/worker-watch.js';
 import { scoreService } from '../scoring/scores/scores.service.js';
 import { scoresRepository } from '../scoring/scores/scores.repository.js';
 import { createV2Services } from '../scoring/scores/v2.module.js';
@@ -131,7 +131,17 @@ export async function createAppContext(config: Config, database: Database, optio
     },
   );
   // Started by `serve`: tells when jobs wait and no worker (of any process) looks for them.
-  const workerWatch = new WorkerWatch(jobs, heartbeats, { leaseMs: config.scoringLeaseMs, pollMs: config.scoringPollMs, log });
+  const workerWatch = new WorkerWatch(
+    { waiting: (now) => jobs.dueJobs(now), lastSeen: () => heartbeats.lastSeen() },
+    {
+      leaseMs: config.scoringLeaseMs,
+      pollMs: config.scoringPollMs,
+      code: 'no_scoring_worker',
+      work: 'scoring job',
+      consequence: 'their submissions stay PROCESSING until a worker runs (`stampgate worker`, or `stampgate serve` without --no-worker).',
+      log,
+    },
+  );
   const stamps = stampService(stampsRepo, verifier, issuers, Date.now, { limits: credentialLimits, maxStamps: config.maxStampsPerRequest });
   const apiKeys = apiKeyService(apiKeysRepository(database), accountsRepo, {
     ttlMs: config.apiKeyCacheTtlMs,
@@ -182,7 +192,7 @@ export async function createAppContext(config: Config, database: Database, optio
   // One per process: it caches the smart-wallet endpoint's chain id.
   const ownership = walletOwnership(config);
   const portal = createPortalServices(config, database, { accounts, apiKeys, ownership, log });
-  const onchain = await createOnchainModule(config, { database, v2: v2.scores, accounts, stamps: stampsRepo, issuers });
+  const onchain = await createOnchainModule(config, { database, v2: v2.scores, accounts, stamps: stampsRepo, issuers, batches: batches.service, log });
   if (options.http) portal.usage.start();
   return {
     config,
@@ -208,6 +218,7 @@ export async function createAppContext(config: Config, database: Database, optio
     /** Stops the scoring worker and the staking indexer, and closes every connection this context opened. */
     async close(): Promise<void> {
       workerWatch.stop();
+      onchain.push.watch?.stop();
       await scores.close();
       await portal.usage.stop();
       await Promise.all([worker.stop(), webhooks.worker.stop(), batches.worker.stop(), onchain.push.worker.stop()]);
@@ -228,7 +239,6 @@ export async function createAppContext(config: Config, database: Database, optio
     portal,
     jobs,
     worker,
-    /** When each scoring worker last looked for work (the push command tells when none runs). */
     heartbeats,
     workerWatch,
     scores,

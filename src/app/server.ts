@@ -97,8 +97,8 @@ export async function buildServer(ctx: AppContext, options: BuildOptions = {}): 
   // Every scope: an empty optional query parameter or body field means "not given" (decisions.md).
   registerEmptyStringsAsAbsent(app);
   registerHealthRoutes(app, ctx.database, options.lifecycle, () => {
-    const absence = ctx.workerWatch.absence;
-    return absence ? [absence] : [];
+    const notes = [ctx.workerWatch.absence, ctx.onchain.push.watch?.absence ?? null];
+    return notes.filter((note) => note !== null);
   });
   registerLandingPage(app, { portal: ctx.config.scoringApiEnabled });
   await registerRoutes(app, ctx, metrics);

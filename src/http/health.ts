@@ -20,7 +20,10 @@ const ReadyBody = Type.Object({
   warnings: Type.Optional(
     Type.Array(
       Type.Object({
-        code: Type.String({ description: '`no_scoring_worker`: scoring jobs wait and no worker has looked for work within the threshold' }),
+        code: Type.String({
+          description:
+            '`no_scoring_worker`: scoring jobs wait and no worker has looked for work within the threshold; `no_push_worker`: onchain push jobs wait and no worker holding their sender key has',
+        }),
         detail: Type.String(),
       }),
       { description: 'Present only when there is something to report; the process is ready all the same' },

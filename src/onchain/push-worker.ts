@@ -22,6 +22,7 @@ import type { ChainDeployment } from './deployment-file.js';
 import type { OnchainService } from './onchain.service.js';
 import { broadcastRefusal, feeCaps, pushClients, refusalOf, revertOfMined, scoreUidOf, signCall, verifierCallAbi } from './push-transactions.js';
 import type { PushItemRow, PushJobRow, PushRepository } from './push.repository.js';
+import type { PushWorkersRepository } from './push-workers.repository.js';
 
 export interface PushWorkerOptions {
   leaseMs: number;
@@ -35,8 +36,15 @@ export interface PushWorkerOptions {
   receiptTimeoutMs: number;
 }
 
+/** Where a batch that a push waits for stands (`gone`: there is no such batch, or no more). */
+export type BatchState = 'running' | 'done' | 'cancelled' | 'gone';
+
 export interface PushWorkerDeps {
   repo: PushRepository;
+  /** Where the worker records, every third of a lease, that it is alive and which key it holds. */
+  presence: Pick<PushWorkersRepository, 'beat' | 'forgetLongGone'>;
+  /** The state of the batch a job waits for (`after_batch_id`). */
+  batchState: (batchId: string) => Promise<BatchState>;
   scoreNow: (scorerId: number, accountId: number, address: string) => Promise<{ score: V2Score; row: { status: string; error: string | null; event_id?: number | null } }>;
   requests: Pick<OnchainService, 'signedRequestFor'>;
   deployments: ChainDeployments;
@@ -88,6 +96,7 @@ export class PushWorker extends EventEmitter {
   readonly #loop: PollingLoop;
   readonly #client: (url: string) => PublicClient;
   #jobFailures = 0;
+  #beats: NodeJS.Timeout | null = null;
   // Resolved by stop(): a receipt awaited then is given up (the item stays sent, for the next worker).
   #stopped = stopSignal();
 
@@ -114,6 +123,16 @@ export class PushWorker extends EventEmitter {
     if (!this.#deps.sender) return false;
     if (!this.#loop.running) this.#stopped = stopSignal();
     this.#loop.start();
+    if (!this.#beats) {
+      const { presence } = this.#deps;
+      const sender = this.#deps.sender.address;
+      const beat = () => void presence.beat(this.owner, sender, this.#clock()).catch((error: unknown) => this.emit('failure', error));
+      beat();
+      void presence.forgetLongGone(this.#clock()).catch(() => {});
+      // Its own timer: a pass can last a whole job, and the beat must not wait for it.
+      this.#beats = setInterval(beat, Math.max(100, Math.floor(this.#deps.options.leaseMs / 3)));
+      this.#beats.unref();
+    }
     return true;
   }
 
@@ -124,6 +143,8 @@ export class PushWorker extends EventEmitter {
   /** Stops claiming; the items in flight finish their current step (their state is in the database either way). */
   async stop(): Promise<void> {
     this.#stopped.resolve();
+    if (this.#beats) clearInterval(this.#beats);
+    this.#beats = null;
     await this.#loop.stop();
   }
 
@@ -134,8 +155,29 @@ export class PushWorker extends EventEmitter {
       const { leaseMs } = this.#deps.options;
       const job = await this.#deps.repo.claimJob(this.owner, sender.address, this.#clock(), leaseMs);
       if (!job) return;
+      if (job.after_batch_id !== null && !(await this.#batchEnded(job, job.after_batch_id))) continue;
       await this.#runJob(job, sender);
     }
+  }
+
+  /**
+   * Whether the job may be worked: its batch is done. While the batch runs the job goes back until
+   * the next poll; a cancelled or vanished batch fails the job's items (nothing is sent).
+   */
+  async #batchEnded(job: PushJobRow, batchId: string): Promise<boolean> {
+    const { repo, options } = this.#deps;
+    const state = await this.#deps.batchState(batchId).catch((error: unknown) => {
+      this.emit('failure', error);
+      return 'running' as const;
+    });
+    if (state === 'done') return true;
+    if (state !== 'running') {
+      await repo.failPending(job.id, state === 'cancelled' ? `batch ${batchId} was cancelled` : `batch ${batchId} is gone`, this.#clock());
+      if (await repo.finishJob(job.id, this.owner, this.#clock())) this.emit('jobDone', job.id);
+      return false;
+    }
+    await repo.releaseJob(job.id, this.owner, this.#clock() + options.pollMs);
+    return false;
   }
 
   async #runJob(job: PushJobRow, sender: PrivateKeyAccount): Promise<void> {

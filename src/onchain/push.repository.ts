@@ -21,6 +21,8 @@ export interface NewPushJob {
   sender: string;
   addresses: readonly string[];
   now: number;
+  /** A batch the job waits for (its items are not worked before the batch has ended). */
+  afterBatchId?: string | null;
 }
 
 export interface SignedSend {
@@ -76,6 +78,7 @@ export function pushRepository(database: Database) {
         lease_expires_at: null,
         created_at: job.now,
         finished_at: null,
+        after_batch_id: job.afterBatchId ?? null,
       };
       await writeTransaction(database, async (trx) => {
         await trx.insertInto('onchain_push_jobs').values(row).execute();
@@ -149,6 +152,24 @@ export function pushRepository(database: Database) {
           .executeTakeFirst(),
       );
       return row && jobRow(row);
+    },
+
+    /** Queued jobs of `sender` (due or waiting for a batch): what a missing push worker would leave unsent. */
+    async queuedJobs(sender: string): Promise<number> {
+      const row = await db
+        .selectFrom('onchain_push_jobs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'queued')
+        .where('sender', '=', sender.toLowerCase())
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+
+    /** Every item not yet worked on fails with `reason` (the batch the job waited for will never end as DONE). */
+    async failPending(jobId: string, reason: string, now: number): Promise<void> {
+      await writeStatement(database, (w) =>
+        w.updateTable('onchain_push_items').set({ state: 'failed', reason, finished_at: now }).where('job_id', '=', jobId).where('state', '=', 'pending').execute(),
+      );
     },
 
     /** Extends the lease; false when another worker took the job over. */

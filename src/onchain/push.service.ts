@@ -9,10 +9,12 @@ import { type AccountService, isScorerId } from '../scoring/accounts/accounts.se
 import { addressesFromCsv } from '../scoring/batches/address-list.js';
 import type { PushItemState } from '../db/tables/onchain.js';
 import type { ChainDeployments } from './chain-deployments.js';
-import type { PushCounts, PushItemRow, PushJobRow, PushRepository } from './push.repository.js';
+import type { NewPushJob, PushCounts, PushItemRow, PushJobRow, PushRepository } from './push.repository.js';
+import type { PushWorkersRepository } from './push-workers.repository.js';
 
 export interface PushServiceDeps {
   repo: PushRepository;
+  presence: Pick<PushWorkersRepository, 'lastSeen'>;
   accounts: Pick<AccountService, 'getScorer'>;
   deployments: ChainDeployments;
   /** ONCHAIN_SENDER_KEY's address; null: no push. */
@@ -30,6 +32,8 @@ export interface PushJobView {
   scorer_id: number;
   sender: string;
   status: 'queued' | 'done';
+  /** The batch this push waits for before it sends anything, or null. */
+  after_batch_id: string | null;
   total: number;
   /** Items per state; `pending` + `sent` are still open. */
   counts: PushCounts;
@@ -54,6 +58,7 @@ function view(job: PushJobRow, counts: PushCounts): PushJobView {
     scorer_id: job.scorer_id,
     sender: job.sender,
     status: job.status,
+    after_batch_id: job.after_batch_id,
     total: job.total,
     counts,
     created_at: new Date(job.created_at).toISOString(),
@@ -81,22 +86,49 @@ export function pushService(deps: PushServiceDeps) {
     return job;
   }
 
+  async function queue(job: NewPushJob): Promise<PushJobView> {
+    const row = await deps.repo.create(job);
+    deps.queued?.();
+    return view(row, await deps.repo.counts(row.id));
+  }
+
   return {
     /**
-     * Queues the addresses of `csvText` (one a line, an optional `address` header, as a batch's
-     * CSV; repeats dropped, the first kept) for `chainId` and `scorerId`. Refused, with nothing
-     * queued: no sender key, an unknown chain or one without an RPC URL, an unknown scorer, a bad line.
+     * Refuses, before anything is queued, a push that could not be sent: no sender key, an unknown
+     * chain or one without an RPC URL, an unknown scorer. Answers the scorer's account.
      */
-    async create(chainId: number, scorerId: number, csvText: string): Promise<PushJobView> {
+    async check(chainId: number, scorerId: number): Promise<{ accountId: number; sender: Address }> {
       if (!deps.sender) throw new AppError('onchain_not_configured', 'ONCHAIN_SENDER_KEY is not set: the push has no key to send its transactions from.');
       const chain = await deps.deployments.find(chainId);
       deps.deployments.rpcUrl(chain);
       if (!isScorerId(scorerId)) throw new AppError('scorer_not_found', `There is no scorer ${scorerId}.`);
       const scorer = await deps.accounts.getScorer(scorerId);
+      return { accountId: scorer.accountId, sender: deps.sender };
+    },
+
+    /**
+     * Queues the addresses of `csvText` (one a line, an optional `address` header, as a batch's
+     * CSV; repeats dropped, the first kept) for `chainId` and `scorerId`; refused as `check` does,
+     * or for a bad line, with nothing queued.
+     */
+    async create(chainId: number, scorerId: number, csvText: string): Promise<PushJobView> {
+      const { accountId, sender } = await this.check(chainId, scorerId);
       const addresses = [...new Set(addressesFromCsv(csvText, deps.maxAddresses))];
-      const job = await deps.repo.create({ chainId, scorerId, accountId: scorer.accountId, sender: deps.sender, addresses, now: clock() });
-      deps.queued?.();
-      return view(job, await deps.repo.counts(job.id));
+      return queue({ chainId, scorerId, accountId, sender, addresses, now: clock() });
+    },
+
+    /**
+     * Queues a push of `addresses` (already checked, lower-case) that waits for batch `batchId`
+     * to end: sent once it is DONE, failed (nothing sent) if it is cancelled.
+     */
+    async createAfterBatch(chainId: number, scorerId: number, batchId: string, addresses: readonly string[]): Promise<PushJobView> {
+      const { accountId, sender } = await this.check(chainId, scorerId);
+      return queue({ chainId, scorerId, accountId, sender, addresses: [...new Set(addresses)], now: clock(), afterBatchId: batchId });
+    },
+
+    /** When a push worker holding the sender key last looked for work (null: none seen, or no key). */
+    async workerLastSeen(): Promise<number | null> {
+      return deps.sender ? deps.presence.lastSeen(deps.sender) : null;
     },
 
     async job(id: string): Promise<PushJobView> {

@@ -3,9 +3,11 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import type { AppContext } from '../../app/container.js';
 import type { BatchView } from '../../scoring/batches/batch.schema.js';
+import { addressesFromCsv, addressesFromJson } from '../../scoring/batches/address-list.js';
 import { operator } from '../../scoring/batches/batches.service.js';
-import { type CliIo, report, withAppContext } from '../context.js';
+import { type CliIo, report, UsageError, withAppContext } from '../context.js';
 import { positiveInteger } from '../parsers.js';
+import { finish as finishPush, usage } from './onchain-push.js';
 
 function describe(batch: BatchView): string {
   return `${batch.id}\tscorer ${batch.scorer_id}\t${batch.status}\t${batch.done + batch.failed}/${batch.total} (${batch.failed} failed)\tcreated ${batch.created_at}`;
@@ -42,9 +44,30 @@ function progressReporter(io: CliIo) {
   };
 }
 
-async function runBatch(ctx: AppContext, io: CliIo, file: string, scorerId: number, out: string | undefined): Promise<BatchView> {
-  const { batch } = await ctx.batches.service.createAsOperator(scorerId, readInput(file));
+interface RunOptions {
+  scorer: number;
+  out?: string;
+  /** A chain to attest every address's score on once the batch is done (`onchain push`). */
+  onchainPush?: number;
+}
+
+/** Queues the push that waits for `batchId` (checked before the batch was created). */
+async function queuePush(ctx: AppContext, io: CliIo, chainId: number, scorerId: number, batchId: string, input: ReturnType<typeof readInput>): Promise<string> {
+  const max = ctx.config.batchMaxAddresses;
+  const addresses = typeof input === 'string' ? addressesFromCsv(input, max) : addressesFromJson(input.addresses, max);
+  const job = await ctx.onchain.push.service.createAfterBatch(chainId, scorerId, batchId, addresses);
+  io.err(`Queued push ${job.id}: ${job.total} address(es) to chain ${chainId} once batch ${batchId} is done, from ${job.sender}.`);
+  return job.id;
+}
+
+async function runBatch(ctx: AppContext, io: CliIo, file: string, options: RunOptions): Promise<BatchView> {
+  const { scorer: scorerId, out, onchainPush } = options;
+  // Everything the push needs is checked before the batch exists: a refused push queues nothing.
+  if (onchainPush !== undefined) await usage(() => ctx.onchain.push.service.check(onchainPush, scorerId));
+  const input = readInput(file);
+  const { batch } = await ctx.batches.service.createAsOperator(scorerId, input);
   io.err(`Created batch ${batch.id} (${batch.total} addresses) for scorer ${scorerId}.`);
+  const pushId = onchainPush === undefined ? null : await queuePush(ctx, io, onchainPush, scorerId, batch.id, input);
   const progress = progressReporter(io);
   // Worked off in this process (at least one chunk at a time); workers elsewhere may help.
   const worker = ctx.batches.worker;
@@ -57,6 +80,7 @@ async function runBatch(ctx: AppContext, io: CliIo, file: string, scorerId: numb
   }
   progress.update(current, true);
   await worker.stop();
+  if (pushId !== null) ctx.onchain.push.worker.start();
   const lines = await ctx.batches.service.results(operator, batch.id, 'ndjson', 0);
   if (out) {
     const stream = createWriteStream(out);
@@ -66,6 +90,13 @@ async function runBatch(ctx: AppContext, io: CliIo, file: string, scorerId: numb
     io.err(`Results written to ${out}.`);
   } else {
     for await (const text of lines) io.out(text.trimEnd());
+  }
+  if (pushId !== null) {
+    try {
+      await finishPush(ctx, io, pushId, false);
+    } finally {
+      await ctx.onchain.push.worker.stop();
+    }
   }
   return current;
 }
@@ -79,8 +110,16 @@ export function batchesCommand(program: Command, io: CliIo): void {
     .argument('<file>', 'the addresses')
     .requiredOption('--scorer <id>', 'scorer id (the batch belongs to its account)', positiveInteger)
     .option('--out <file>', 'write the results here instead of standard output')
-    .action(async (file: string, options: { scorer: number; out?: string }) => {
-      await withAppContext(io, (ctx) => runBatch(ctx, io, file, options.scorer, options.out));
+    .option(
+      '--onchain-push <chain>',
+      'once the batch is done, attest each address\'s score on this chain from ONCHAIN_SENDER_KEY as `onchain push` does, printing its lines on standard output (needs --out)',
+      positiveInteger,
+    )
+    .action(async (file: string, options: RunOptions) => {
+      if (options.onchainPush !== undefined && options.out === undefined) {
+        throw new UsageError('error: --onchain-push needs --out: the standard output carries the push\'s lines');
+      }
+      await withAppContext(io, (ctx) => runBatch(ctx, io, file, options));
     });
 
   batches

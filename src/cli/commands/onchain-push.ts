@@ -12,7 +12,7 @@ const usageCodes = new Set<ErrorCode>(['onchain_not_configured', 'chain_not_foun
 const pagesOf = 500;
 const lookEveryMs = 250;
 
-function usage<T>(work: () => Promise<T>): Promise<T> {
+export function usage<T>(work: () => Promise<T>): Promise<T> {
   return work().catch((error: unknown) => {
     if (error instanceof AppError && usageCodes.has(error.code)) throw new UsageError(`error: ${error.message}`);
     throw error;
@@ -80,8 +80,8 @@ async function follow(ctx: AppContext, io: CliIo, jobId: string, json: boolean):
       return failed;
     }
     progress(done, job.total, false);
-    const seen = await ctx.heartbeats.lastSeen();
-    const absent = seen === null || Date.now() - seen > ctx.workerWatch.thresholdMs;
+    const seen = await service.workerLastSeen();
+    const absent = seen === null || Date.now() - seen > ctx.onchain.push.workerThresholdMs;
     if (absent && !warned) io.err('No worker is running: start `stampgate worker` (with the same ONCHAIN_SENDER_KEY) to send this push; waiting.');
     else if (!absent && warned) io.err('A worker is running again.');
     warned = absent;
@@ -97,7 +97,8 @@ async function printNow(ctx: AppContext, io: CliIo, jobId: string, json: boolean
   }
 }
 
-async function finish(ctx: AppContext, io: CliIo, jobId: string, json: boolean): Promise<void> {
+/** Follows a push to its end (one line per address on standard output); an error when any address failed. */
+export async function finish(ctx: AppContext, io: CliIo, jobId: string, json: boolean): Promise<void> {
   const failed = await follow(ctx, io, jobId, json);
   if (failed > 0) throw new Error(`${failed} address(es) of push ${jobId} failed`);
 }

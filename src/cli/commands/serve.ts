@@ -78,6 +78,7 @@ export function serveCommand(program: Command, io: CliIo): void {
       if (options.worker) startBackgroundWork(context, logger, io);
       // Also with its own worker: that one may be stuck, and others may share the queue.
       context.workerWatch.start();
+      context.onchain.push.watch?.start();
       const cause = await shutdown.received;
       await shutdown.shutDown(async () => {
         server.log.info({ cause }, 'shutting down');

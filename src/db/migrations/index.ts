@@ -26,6 +26,7 @@ import { batchUploads } from './0026-batch-uploads.js';
 import { accountBatchUsage } from './0027-account-batch-usage.js';
 import { workerHeartbeats } from './0028-worker-heartbeats.js';
 import { onchainPush } from './0029-onchain-push.js';
+import { pushAfterBatch } from './0030-push-after-batch.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -58,5 +59,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0027-account-batch-usage': accountBatchUsage(dialect),
     '0028-worker-heartbeats': workerHeartbeats(dialect),
     '0029-onchain-push': onchainPush(dialect),
+    '0030-push-after-batch': pushAfterBatch(dialect),
   };
 }

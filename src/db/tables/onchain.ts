@@ -1,4 +1,4 @@
-/** Tables of the operator push (migration 0029). */
+/** Tables of the operator push (migrations 0029 and 0030). */
 
 export type PushJobStatus = 'queued' | 'done';
 
@@ -19,6 +19,8 @@ export interface OnchainPushJobsTable {
   lease_expires_at: number | null;
   created_at: number;
   finished_at: number | null;
+  /** A batch this push waits for: no item is worked before the batch has ended. */
+  after_batch_id: string | null;
 }
 
 /** `sent`: signed, stored and (maybe) broadcast, receipt not seen yet. The last three are final. */
@@ -64,7 +66,16 @@ export interface OnchainSenderNoncesTable {
   next_nonce: number;
 }
 
+/** When each push worker last looked for work, and with which sender key. */
+export interface OnchainPushWorkersTable {
+  owner: string;
+  /** Lower-case address of the worker's ONCHAIN_SENDER_KEY. */
+  sender: string;
+  seen_at: number;
+}
+
 export interface OnchainTables {
+  onchain_push_workers: OnchainPushWorkersTable;
   onchain_push_jobs: OnchainPushJobsTable;
   onchain_push_items: OnchainPushItemsTable;
   onchain_push_sends: OnchainPushSendsTable;
