@@ -126,7 +126,11 @@ export class PushWorker extends EventEmitter {
     if (!this.#beats) {
       const { presence } = this.#deps;
       const sender = this.#deps.sender.address;
-      const beat = () => void presence.beat(this.owner, sender, this.#clock()).catch((error: unknown) => this.emit('failure', error));
+      // During a database outage the availability tracker has said so once; a beat every few seconds adds nothing.
+      const beat = () =>
+        void presence.beat(this.owner, sender, this.#clock()).catch((error: unknown) => {
+          if (!isDatabaseUnavailable(error)) this.emit('failure', error);
+        });
       beat();
       void presence.forgetLongGone(this.#clock()).catch(() => {});
       // Its own timer: a pass can last a whole job, and the beat must not wait for it.
