@@ -96,7 +96,7 @@ export async function createAppContext(config: Config, database: Database, optio
     cacheTtlMs: config.apiKeyCacheTtlMs,
     notifyChange: () => bus.publish('issuersChanged', {}),
   });
-  const stampsRepo = stampsRepository(database.db);
+  const stampsRepo = stampsRepository(database);
   const credentialLimits = {
     maxDepth: config.credentialMaxDepth,
     maxStringLength: config.credentialMaxStringLength,

@@ -110,3 +110,14 @@ const SCORE_EVENT_LOCK_SPACE = 0x5e0e;
 export async function lockScoreEventLog(dialect: DialectName, db: Kysely<any>, scorerId: number): Promise<void> {
   if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SCORE_EVENT_LOCK_SPACE}::int, ${scorerId}::int)`.execute(db);
 }
+
+/**
+ * `column` is one of `values`, in one parameter whatever their number: PostgreSQL binds the
+ * array (`= any`), SQLite reads it as a JSON array (`json_each`). Both plan it as one index
+ * lookup per value, and a statement's text (and compiled plan) does not depend on the count.
+ */
+export function isOneOf(dialect: DialectName, column: string, values: readonly string[]): RawBuilder<SqlBool> {
+  return dialect === 'postgres'
+    ? sql<SqlBool>`${sql.ref(column)} = any(${[...values]}::text[])`
+    : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
+}

@@ -68,7 +68,7 @@ const errorText = (error) => String((error && (error.stack || error.message)) ||
     const state = { ctx, worker: ctx.worker, holding: Boolean(options.hold), waiting: [], lockReleased: Promise.resolve() };
     if (options.hold || options.instrument) {
       // Built like the context's own worker, plus scoring windows and holding (see testWorker() in ./scoring-queue.ts).
-      const deps = { stamps: stampsRepository(ctx.database.db), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts };
+      const deps = { stamps: stampsRepository(ctx.database), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts };
       const { config } = ctx;
       state.worker = new ScoringWorker(
         ctx.jobs,

@@ -226,7 +226,7 @@ export function testWorker(
   hooks: { afterScoring?: Hook; afterFailure?: Hook } = {},
   options: Partial<ScoringWorkerOptions> = {},
 ): ScoringWorker {
-  const deps = { stamps: stampsRepository(ctx.database.db), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts };
+  const deps = { stamps: stampsRepository(ctx.database), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts };
   const worker: ScoringWorker = new ScoringWorker(
     ctx.jobs,
     async (scorerId, address, now): Promise<ScoringOutcome> => {

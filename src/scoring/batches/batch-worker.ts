@@ -9,6 +9,7 @@ import type { V2Score } from '../scores/v2-score.schema.js';
 import { v2ScoreJson } from '../scores/v2-score-json.js';
 import type { BatchRetention } from './batch-retention.js';
 import { type BatchChunkRow, type BatchesRepository, ChunkLeaseLost } from './batches.repository.js';
+import type { BatchRow } from './batches.repository.js';
 
 /**
  * Scores one address now for the batch (v2 scoring: the same computation and write path as every
@@ -22,6 +23,25 @@ export type ScoreAddress = (
   address: string,
   withinTransaction?: (trx: Db) => Promise<void>,
 ) => Promise<{ score: V2Score; written: boolean }>;
+
+/** What scoreChunk answers for one address: its score row, or the error that sends it to ScoreAddress. */
+export type ChunkAnswer = { row: Parameters<typeof v2ScoreJson>[0] } | { error: Error };
+
+/**
+ * Scores many addresses of a batch together (v2ScoreService.scoreChunk): the outcome of scoring
+ * them one after the other, with one read of each kind and one write transaction, in which
+ * `withinTransaction` finishes their items. Throws when the chunk cannot be scored together
+ * (nothing written): its addresses are then scored one by one.
+ */
+export type ScoreChunk = (
+  scorerId: number,
+  accountId: number,
+  addresses: readonly string[],
+  withinTransaction: (trx: Db, answers: ReadonlyMap<string, ChunkAnswer>) => Promise<void>,
+) => Promise<ReadonlyMap<string, ChunkAnswer>>;
+
+/** A batch's addresses scored together per step: a step's reads and its write transaction stay short. */
+const STEP_ADDRESSES = 100;
 
 export interface BatchWorkerOptions {
   /** Chunks worked on at the same time by this process (0: none). */
@@ -48,6 +68,7 @@ export class BatchWorker extends EventEmitter {
   readonly owner = `${hostname()}:${process.pid}:batch:${randomBytes(4).toString('hex')}`;
   readonly #repo: BatchesRepository;
   readonly #score: ScoreAddress;
+  readonly #scoreChunk: ScoreChunk | null;
   readonly #options: BatchWorkerOptions;
   readonly #clock: () => number;
   readonly #inFlight = new Set<Promise<void>>();
@@ -55,12 +76,19 @@ export class BatchWorker extends EventEmitter {
   /** Deletes batches past their retention and abandoned uploads. */
   readonly retention: BatchRetention | null;
 
-  constructor(repo: BatchesRepository, score: ScoreAddress, options: BatchWorkerOptions, clock: () => number = Date.now, retention: BatchRetention | null = null) {
+  constructor(
+    repo: BatchesRepository,
+    score: { one: ScoreAddress; chunk?: ScoreChunk },
+    options: BatchWorkerOptions,
+    clock: () => number = Date.now,
+    retention: BatchRetention | null = null,
+  ) {
     super();
     this.retention = retention;
     this.setMaxListeners(0);
     this.#repo = repo;
-    this.#score = score;
+    this.#score = score.one;
+    this.#scoreChunk = score.chunk ?? null;
     this.#options = options;
     this.#clock = clock;
     this.#loop = new PollingLoop(() => this.#pass(), {
@@ -125,22 +153,57 @@ export class BatchWorker extends EventEmitter {
     if (!batch) return;
     // At most one chunk of addresses is held: the chunk size bounds this process's batch memory.
     const items = await this.#repo.pendingItems(chunk);
-    let sinceCheck = 0;
-    for (const item of items) {
+    const step = this.#scoreChunk ? STEP_ADDRESSES : priorityCheckEvery;
+    for (let first = 0; first < items.length; first += step) {
       await yieldToEventLoop();
       if (!this.#loop.running) {
         await this.#repo.releaseChunk(chunk, this.owner, this.#clock());
         return;
       }
-      if (++sinceCheck >= priorityCheckEvery) {
-        sinceCheck = 0;
-        await this.#giveWayToSubmissions();
-      }
-      const result = await this.#scoreItem(chunk, batch.scorer_id, batch.account_id, item.position, item.address);
+      if (first > 0) await this.#giveWayToSubmissions();
+      const result = await this.#scoreStep(chunk, batch, items.slice(first, first + step));
       if (result === 'stop') return;
     }
     const finished = await this.#repo.finishChunk(chunk, this.owner, this.#clock());
     if (finished === 'batch-done') this.emit('batchDone', chunk.batch_id);
+  }
+
+  /** A step's items: scored together when it can be, else (or for an address that failed together) one by one. */
+  async #scoreStep(chunk: BatchChunkRow, batch: BatchRow, items: readonly { position: number; address: string }[]): Promise<'next' | 'stop'> {
+    let alone = items;
+    if (this.#scoreChunk) {
+      try {
+        const answers = await this.#scoreChunk(batch.scorer_id, batch.account_id, items.map((item) => item.address), async (trx, answers) => {
+          const finished = items.flatMap((item) => {
+            const answer = answers.get(item.address)!;
+            return 'error' in answer ? [] : [{ position: item.position, outcome: { state: 'done' as const, result: v2ScoreJson(answer.row), error: null } }];
+          });
+          await this.#repo.finishItems(trx, chunk, this.owner, this.#clock(), this.#options.leaseMs, finished);
+        });
+        alone = items.filter((item) => 'error' in answers.get(item.address)!);
+        for (const item of items) if (!alone.includes(item)) this.emit('scored', { batchId: chunk.batch_id, position: item.position, outcome: 'done' } satisfies ItemScored);
+      } catch (error) {
+        if (error instanceof ChunkLeaseLost) return 'stop';
+        if (isDatabaseUnavailable(error)) return this.#backOff(chunk, error);
+        // Not scorable together (a hold taken meanwhile, the scorer gone): one by one, as each item's own fate.
+      }
+    }
+    for (const item of alone) {
+      await yieldToEventLoop();
+      if (!this.#loop.running) {
+        await this.#repo.releaseChunk(chunk, this.owner, this.#clock());
+        return 'stop';
+      }
+      if ((await this.#scoreItem(chunk, batch.scorer_id, batch.account_id, item.position, item.address)) === 'stop') return 'stop';
+    }
+    return 'next';
+  }
+
+  /** The database failed, not the addresses: the chunk is taken again once the back-off passed. */
+  async #backOff(chunk: BatchChunkRow, error: unknown): Promise<'stop'> {
+    this.emit('failure', error);
+    await this.#repo.releaseChunk(chunk, this.owner, this.#clock() + this.#options.pollMs).catch(() => {});
+    return 'stop';
   }
 
   /** Waits while a submission is due, for at most a third of the lease (the lease must not run out). */
@@ -167,12 +230,7 @@ export class BatchWorker extends EventEmitter {
       return 'next';
     } catch (error) {
       if (error instanceof ChunkLeaseLost) return 'stop';
-      if (isDatabaseUnavailable(error)) {
-        this.emit('failure', error);
-        // The database failed, not the address: the chunk is taken again once the back-off passed.
-        await this.#repo.releaseChunk(chunk, this.owner, this.#clock() + this.#options.pollMs).catch(() => {});
-        return 'stop';
-      }
+      if (isDatabaseUnavailable(error)) return this.#backOff(chunk, error);
       const message = (error as Error)?.name === 'AppError' ? (error as Error).message : 'Scoring this address failed because of an internal error.';
       try {
         await this.#repo.finishItemAlone(chunk, this.owner, this.#clock(), leaseMs, position, { state: 'failed', result: null, error: message });

@@ -5,7 +5,7 @@ import { resultStreamSlots, uploadSlots } from './account-slots.js';
 import { abandonedUploadMs, BatchRetention, sweepEveryMs } from './batch-retention.js';
 import { batchRetentionRepository } from './batch-retention.repository.js';
 import { batchUploadsRepository } from './batch-uploads.repository.js';
-import { BatchWorker, type ScoreAddress } from './batch-worker.js';
+import { BatchWorker, type ScoreAddress, type ScoreChunk } from './batch-worker.js';
 import { batchesRepository } from './batches.repository.js';
 import { batchService } from './batches.service.js';
 import type { V2ScoreService } from '../scores/v2-scores.service.js';
@@ -24,12 +24,13 @@ export function createBatchServices(config: Config, database: Database, deps: Ba
   const retentionMs = config.batchRetentionDays * 86_400_000;
   const scoreAddress: ScoreAddress = (scorerId, accountId, address, withinTransaction) =>
     deps.v2.scoreNow(scorerId, accountId, address, withinTransaction ? { withinTransaction } : {});
+  const scoreChunk: ScoreChunk = (scorerId, accountId, addresses, withinTransaction) => deps.v2.scoreChunk(scorerId, accountId, addresses, withinTransaction);
   // The sweep reports its faults with the worker's, as `failure` events.
   let reportFailure: (error: unknown) => void = () => {};
   const retention = new BatchRetention(retentionRepo, { retentionMs, sweepEveryMs, abandonedUploadMs }, (error) => reportFailure(error), clock);
   const worker = new BatchWorker(
     repo,
-    scoreAddress,
+    { one: scoreAddress, chunk: scoreChunk },
     { concurrency: config.batchConcurrency, leaseMs: config.batchLeaseMs, pollMs: config.batchPollMs },
     clock,
     retention,

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { compiledOnce, type Database, type Db, writeTransaction } from '../../db/connection.js';
 import { lockSkippingLocked } from '../../db/dialect.js';
 import type { BatchChunksTable, BatchesTable } from '../../db/tables/batches.js';
@@ -203,6 +204,31 @@ export function batchesRepository(database: Database) {
       if (counted.rows.length === 0) throw new ChunkLeaseLost();
       const finished = await finishItem(trx, chunk.batch_id, position, outcome.state, outcome.result, outcome.error, now);
       if (finished.rows.length === 0) throw new ChunkLeaseLost();
+    },
+
+    /**
+     * `finishItem` of many items of the chunk at once (a chunk's step, scored together), in a
+     * statement per 200 items; throws ChunkLeaseLost as finishItem does.
+     */
+    async finishItems(trx: Db, chunk: BatchChunkRow, owner: string, now: number, leaseMs: number, items: readonly { position: number; outcome: ItemOutcome }[]): Promise<void> {
+      if (items.length === 0) return;
+      const done = items.filter((item) => item.outcome.state === 'done').length;
+      const counted = await countItem(trx, chunk.id, owner, now + leaseMs, done, items.length - done);
+      if (counted.rows.length === 0) throw new ChunkLeaseLost();
+      for (let first = 0; first < items.length; first += 200) {
+        const piece = items.slice(first, first + 200);
+        const column = (pick: (outcome: ItemOutcome) => string | null) =>
+          sql<string | null>`case position ${sql.join(piece.map((item) => sql`when ${item.position} then ${pick(item.outcome)}`), sql` `)} end`;
+        const finished = await trx
+          .updateTable('batch_items')
+          .set({ state: column((o) => o.state) as never, result: column((o) => o.result), error: column((o) => o.error), finished_at: now })
+          .where('batch_id', '=', chunk.batch_id)
+          .where('position', 'in', piece.map((item) => item.position))
+          .where('state', '=', 'pending')
+          .returning('position')
+          .execute();
+        if (finished.length !== piece.length) throw new ChunkLeaseLost();
+      }
     },
 
     /** `finishItem` in a transaction of its own (an item whose scoring wrote nothing). */

@@ -82,6 +82,44 @@ export function scoringOutcome(inputs: ScoringInputs): ScoringOutcome {
   };
 }
 
+/** What a chunk's scoring read, read: as ScoringInputs, for many addresses of one scorer. */
+export interface ChunkScoringInputs extends Omit<ScoringInputs, 'stamps' | 'holds' | 'address'> {
+  /** Distinct addresses, in the order they are scored. */
+  addresses: readonly string[];
+  stamps: ReadonlyMap<string, readonly ScoringStamp[]>;
+  /** The holds of every nullifier of the chunk's stamps. */
+  holds: readonly { nullifier: string; address: string; expires_at: number }[];
+}
+
+/**
+ * The outcome of each address, as scoring them one after the other would give: an address's
+ * claims are holds that the addresses after it see (two addresses of a chunk sharing a nullifier:
+ * the first counts it, the second finds it taken). A scoring that throws gives its error, and its
+ * claims are not seen by the others; the caller scores that address alone.
+ */
+export function chunkOutcomes(inputs: ChunkScoringInputs): Map<string, ScoringOutcome | Error> {
+  const holds = new Map(inputs.holds.map((hold) => [hold.nullifier, hold]));
+  const outcomes = new Map<string, ScoringOutcome | Error>();
+  for (const address of inputs.addresses) {
+    const stamps = inputs.stamps.get(address) ?? [];
+    const own: { nullifier: string; address: string; expires_at: number }[] = [];
+    for (const stamp of stamps) {
+      for (const nullifier of stamp.nullifiers) {
+        const hold = holds.get(nullifier);
+        if (hold) own.push(hold);
+      }
+    }
+    try {
+      const outcome = scoringOutcome({ ...inputs, stamps, holds: own, address });
+      for (const claim of outcome.claims) holds.set(claim.nullifier, { nullifier: claim.nullifier, address, expires_at: claim.expiresAt });
+      outcomes.set(address, outcome);
+    } catch (error) {
+      outcomes.set(address, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+  return outcomes;
+}
+
 /**
  * The v2 `stamps` object as JSON text, in provider order, rendered once when scored: the stored
  * text is compared (did the result change?) and copied into answers as it is.

@@ -1,9 +1,10 @@
 import type { Insertable, Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { compiledOnce, type Database, type Db } from '../../db/connection.js';
-import { lockScoreEventLog } from '../../db/dialect.js';
+import { isOneOf, lockScoreEventLog } from '../../db/dialect.js';
 import type { ScoreEventSink } from '../../events/score-event-sink.js';
 import type { ScoreEventsTable, ScoresTable, ScoreStatus, Tables } from '../../db/tables/index.js';
 import type { ScoringOutcome } from './score-outcome.js';
+import { chunkRecording } from './chunk-recording.js';
 import {
   differsFromEvent,
   holdsToWrite,
@@ -17,6 +18,7 @@ import {
   unchangedSince,
 } from './settled-scoring.js';
 
+export type { ChunkEntry } from './chunk-recording.js';
 export { NullifierTaken, type ScoreVersion, type SettledScoring, type TrackedScoreRow, unchangedRefresh } from './settled-scoring.js';
 
 export type ScoreEventRow = Selectable<ScoreEventsTable>;
@@ -193,6 +195,16 @@ export function scoreRecordsRepository(database: Database, options: ScoreRecords
 
   return {
     appendScoreEvent,
+
+    /** recordScoring of many distinct addresses of one scorer in `trx`, in a few statements (chunk-recording.ts). */
+    recordScorings: chunkRecording(dialect, sinks),
+
+    /** The score rows of these addresses for the scorer, by address (those without one are absent). */
+    async rowsOf(db: Db, scorerId: number, addresses: readonly string[]): Promise<Map<string, ScoreRow>> {
+      if (addresses.length === 0) return new Map();
+      const rows = await db.selectFrom('scores').selectAll().where('scorer_id', '=', scorerId).where(isOneOf(dialect, 'address', addresses)).execute();
+      return new Map(rows.map((row) => [row.address, row as ScoreRow]));
+    },
 
     /** A submission's row while its job runs, in the transaction that queues the job. */
     async markProcessing(trx: Db, scorerId: number, address: string, now: number): Promise<void> {

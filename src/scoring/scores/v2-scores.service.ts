@@ -2,11 +2,11 @@ import { type Database, type Db, writeTransaction } from '../../db/connection.js
 import type { ScoreEventsTable, ScoresTable } from '../../db/tables/index.js';
 import { AppError } from '../../errors.js';
 import { isScorerId } from '../accounts/accounts.service.js';
-import { type PassportScoringDeps, scorePassport } from '../jobs/passport-scoring.js';
+import { chunkOutcomes, type PassportScoringDeps, scorePassport } from '../jobs/passport-scoring.js';
 import type { ScoringOutcome } from '../records/score-outcome.js';
 import { formatScore, parseDecimal } from '../scorers/decimal.js';
 import { formatScoringTimestamp, parseTimestampFilter } from '../timestamps.js';
-import { NullifierTaken, type ScoreRecordsRepository, type SettledScoring } from '../records/score-records.repository.js';
+import { type ChunkEntry, NullifierTaken, type ScoreRecordsRepository, type SettledScoring } from '../records/score-records.repository.js';
 import type { ScoresRepository } from './scores.repository.js';
 import type { V2Score } from './v2-score.schema.js';
 
@@ -42,6 +42,9 @@ export interface ScoreNowOptions {
   /** Runs inside the write transaction, when there is one (`written: true`). */
   withinTransaction?: (trx: Db) => Promise<void>;
 }
+
+/** One address of a chunk: its answer, or the error that keeps it out of the chunk (it is scored alone). */
+export type ChunkAnswer = ScoreNowResult | { error: Error };
 
 export interface ScoreNowResult {
   /** The v2 score object (built on first access). */
@@ -142,6 +145,58 @@ export function v2ScoreService(
   }
 
   return {
+    /**
+     * scoreNow of many addresses of one scorer, with the outcome of scoring them one after the
+     * other (chunkOutcomes), but with one read of each kind and one write transaction for the
+     * chunk (chunk-recording.ts), in which `withinTransaction` runs with every answer (the batch's
+     * items are finished with their scores). Duplicates share their answer. An address whose
+     * scoring threw is answered with its error and left out. Throws NullifierTaken (nothing
+     * written) when another address took a hold meanwhile: the caller scores the addresses one by one.
+     */
+    async scoreChunk(
+      scorerId: number,
+      accountId: number,
+      addresses: readonly string[],
+      withinTransaction: (trx: Db, answers: ReadonlyMap<string, ChunkAnswer>) => Promise<void>,
+    ): Promise<Map<string, ChunkAnswer>> {
+      if (!isScorerId(scorerId)) throw new AppError('scorer_not_found', `There is no scorer ${scorerId} for this API key.`);
+      await deps.accounts.scorerOfAccount(scorerId, accountId);
+      const distinct = [...new Set(addresses)];
+      const now = clock();
+      const [scorer, stamps, trusted, stored] = await Promise.all([
+        deps.accounts.getScorer(scorerId),
+        deps.stamps.liveForScoringOf(distinct),
+        deps.issuers.current(),
+        deps.events.rowsOf(deps.database.db, scorerId, distinct),
+      ]);
+      const nullifiers = [...new Set([...stamps.values()].flatMap((list) => list.flatMap((stamp) => stamp.nullifiers)))];
+      const holds = await deps.stamps.holdsOfNullifiers(scorerId, nullifiers);
+      const outcomes = chunkOutcomes({ scorer, trusted, catalogue: deps.catalogue, now, addresses: distinct, stamps, holds });
+      const answers = new Map<string, ChunkAnswer>();
+      const toWrite: ChunkEntry[] = [];
+      let threshold: Promise<string | null> | undefined;
+      for (const address of distinct) {
+        const outcome = outcomes.get(address)!;
+        let settled: SettledScoring;
+        if (!(outcome instanceof Error)) settled = { status: 'DONE', outcome };
+        else if (isSettingsError(outcome)) settled = { status: 'ERROR', error: `The scorer's settings cannot be used: ${outcome.message}.`, threshold: await (threshold ??= knownThreshold(scorerId)) };
+        else {
+          answers.set(address, { error: outcome });
+          continue;
+        }
+        const row = stored.get(address);
+        if (sameAsStored(row, settled) && (settled.status === 'ERROR' || holdsInPlace(settled.outcome, now))) answers.set(address, answer(row, false));
+        else toWrite.push({ address, settled });
+      }
+      await writeTransaction(deps.database, async (trx) => {
+        const rows = await deps.events.recordScorings(trx, scorerId, toWrite, now);
+        for (const [address, row] of rows) answers.set(address, answer(row, true));
+        await withinTransaction(trx, answers);
+      });
+      if (deps.scoreWritten) await Promise.all(toWrite.map((entry) => deps.scoreWritten!(scorerId, entry.address)));
+      return answers;
+    },
+
     /**
      * The v2 score of `address` as it was at `createdAt` (see parseHistoryMoment): the latest
      * score.updated event at or before it. Never scores.

@@ -1,10 +1,15 @@
-import { compiledOnce, type Db } from '../../db/connection.js';
+import { CompiledQuery } from 'kysely';
+import { compiledOnce, type Database, type Db } from '../../db/connection.js';
+import { isOneOf } from '../../db/dialect.js';
 import type { StampsTable } from '../../db/tables/index.js';
 
 export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'created_at' | 'updated_at'>;
 
 /** Longest nullifier list whose holds query is compiled once (one compiled query per length). */
 const COMPILED_HOLDS_MAX = 64;
+
+const HOLDS_OF_LIST_SQLITE =
+  'select h.nullifier, h.address, h.expires_at from json_each(?) as j cross join nullifier_holds as h on h.scorer_id = ? and h.nullifier = j.value';
 
 /** Stamps whose scoring fields a repository keeps in memory by default (a few hundred bytes each). */
 const SCORING_STAMPS_MAX = 100_000;
@@ -19,7 +24,8 @@ export interface ScoringStamp {
   readonly expirationDate: number;
 }
 
-export function stampsRepository(db: Db, options: { scoringStampsMax?: number } = {}) {
+export function stampsRepository(database: Pick<Database, 'db' | 'dialect'>, options: { scoringStampsMax?: number } = {}) {
+  const { db, dialect } = database;
   const scoringStampsMax = options.scoringStampsMax ?? SCORING_STAMPS_MAX;
   // Every scoring (and every v2 score read) runs these, so they are compiled once.
   const liveForScoringQuery = compiledOnce((db: Db, address: string) =>
@@ -71,26 +77,34 @@ export function stampsRepository(db: Db, options: { scoringStampsMax?: number } 
   const holdsOfAddress = compiledOnce((db: Db, scorerId: number, address: string) =>
     db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where('address', '=', address),
   );
-  async function holdsByNullifier(scorerId: number, nullifiers: string[]) {
+  // SQLite without statistics (no ANALYZE has run) plans `scorer_id = ? and nullifier in (…)` as a
+  // range of the covering address index over every hold of the scorer, not as lookups of the
+  // primary key: a cost that grows with the table. A CROSS JOIN from the list keeps it outermost,
+  // so each nullifier is one lookup of (scorer_id, nullifier) whatever the statistics say.
+  const holdsOfListSqlite = (scorerId: number, nullifiers: readonly string[]) =>
+    CompiledQuery.raw(HOLDS_OF_LIST_SQLITE, [JSON.stringify(nullifiers), scorerId]) as CompiledQuery<{ nullifier: string; address: string; expires_at: number }>;
+  async function holdsByNullifier(scorerId: number, nullifiers: readonly string[]) {
+    if (dialect === 'sqlite') return (await db.executeQuery(holdsOfListSqlite(scorerId, nullifiers))).rows;
     if (nullifiers.length <= COMPILED_HOLDS_MAX) {
       let query = holdsQueries.get(nullifiers.length);
       if (!query) holdsQueries.set(nullifiers.length, (query = holdsQuery(nullifiers.length)));
       return (await query(db, scorerId, ...nullifiers)).rows;
     }
-    return db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where('nullifier', 'in', nullifiers).execute();
+    return db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where(isOneOf(dialect, 'nullifier', nullifiers)).execute();
+  }
+  function scoringStampOf(row: { id: number; provider: string; issuer: string; nullifiers: string; issuance_date: number; expiration_date: number }): ScoringStamp {
+    return Object.freeze({
+      id: row.id,
+      provider: row.provider,
+      issuer: row.issuer,
+      nullifiers: Object.freeze(JSON.parse(row.nullifiers) as string[]),
+      issuanceDate: Number(row.issuance_date),
+      expirationDate: Number(row.expiration_date),
+    });
   }
   /** The live stamps read whole, and remembered (an address not read before, evicted, or with a stamp not seen yet). */
   async function readScoringStamps(address: string): Promise<ScoringStamp[]> {
-    const stamps = (await liveForScoringQuery(db, address)).rows.map((row) =>
-      Object.freeze({
-        id: row.id,
-        provider: row.provider,
-        issuer: row.issuer,
-        nullifiers: Object.freeze(JSON.parse(row.nullifiers) as string[]),
-        issuanceDate: row.issuance_date,
-        expirationDate: row.expiration_date,
-      }),
-    );
+    const stamps = (await liveForScoringQuery(db, address)).rows.map(scoringStampOf);
     remember(address, stamps);
     return stamps;
   }
@@ -135,6 +149,31 @@ export function stampsRepository(db: Db, options: { scoringStampsMax?: number } 
         scoringStamps.set(address, known);
       }
       return live;
+    },
+
+    /**
+     * `liveForScoring` of many addresses in one statement (a batch chunk's): an address without live
+     * stamps maps to an empty list. Not remembered: a batch's addresses are scored once, and
+     * keeping them would push out the addresses that are scored again and again.
+     */
+    async liveForScoringOf(addresses: readonly string[]): Promise<Map<string, ScoringStamp[]>> {
+      const byAddress = new Map<string, ScoringStamp[]>(addresses.map((address) => [address, []]));
+      if (addresses.length === 0) return byAddress;
+      const rows = await db
+        .selectFrom('stamps')
+        .select(['address', 'id', 'provider', 'issuer', 'nullifiers', 'issuance_date', 'expiration_date'])
+        .where(isOneOf(dialect, 'address', addresses))
+        .where('deleted_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .execute();
+      for (const row of rows) byAddress.get(row.address)?.push(scoringStampOf(row));
+      return byAddress;
+    },
+
+    /** The holds of these nullifiers for the scorer, whoever holds them, in one statement. */
+    async holdsOfNullifiers(scorerId: number, nullifiers: readonly string[]) {
+      if (nullifiers.length === 0) return [];
+      return holdsByNullifier(scorerId, nullifiers);
     },
 
     async revoke(filter: { digest?: string; address?: string; provider?: string }, now: number): Promise<number> {

@@ -18,7 +18,7 @@ export interface WalletDeps {
 /** Sign-In with Ethereum sessions and the wallet's own stamp writes. */
 export function createWalletServices(config: Config, database: Database, deps: WalletDeps) {
   // The wallet's own stamp reads and soft deletes: queries of the stamps repository, the table's one writer.
-  const repo = stampsRepository(database.db);
+  const repo = stampsRepository(database);
   const clock = deps.clock ?? Date.now;
   const ownership = deps.ownership ?? walletOwnership(config);
   return {

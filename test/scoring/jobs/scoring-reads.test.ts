@@ -38,7 +38,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
         { scorer_id: scorer.id, nullifier: 'v1:bob-own', address: bob, expires_at: expires },
       ])
       .execute();
-    const stamps = stampsRepository(t.ctx.database.db);
+    const stamps = stampsRepository(t.ctx.database);
 
     const mixed = await statementsOf(() => stamps.holdsFor(scorer.id, alice, ['v1:alice-own', 'v1:bob-own', 'v1:nobody']));
     expect([...mixed.result].sort((a, b) => a.nullifier.localeCompare(b.nullifier))).toEqual([
@@ -149,7 +149,7 @@ describe.each(databaseKinds)('the reads of a scoring on %s', (kind) => {
     t = await createTestApp(kind);
     const carol = testWallet(303).address.toLowerCase();
     for (const address of [alice, bob, carol]) await giveStamps(t.ctx, address, ['Google', 'Discord']);
-    const stamps = stampsRepository(t.ctx.database.db, { scoringStampsMax: 6 });
+    const stamps = stampsRepository(t.ctx.database, { scoringStampsMax: 6 });
     const read = async (address: string) => {
       const { result, statements } = await statementsOf(() => stamps.liveForScoring(address));
       expect(result.map((stamp) => stamp.provider).sort()).toEqual(['Discord', 'Google']);

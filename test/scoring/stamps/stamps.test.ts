@@ -197,7 +197,7 @@ describe.each(databaseKinds)('stamp import and revocation on %s', (kind) => {
     it('rejects the reference credentials only for having expired', async () => {
       // The same service before their expiry stores them: the proof and trust checks pass, only time fails them now.
       const { ctx } = t;
-      const before = stampService(stampsRepository(ctx.database.db), new CredentialVerifier(), ctx.issuers, () =>
+      const before = stampService(stampsRepository(ctx.database), new CredentialVerifier(), ctx.issuers, () =>
         Date.parse('2026-01-01T00:00:00Z'),
       );
       const report = await before.importCredentials(referenceCredentials());

@@ -31,7 +31,7 @@ describe.each(databaseKinds)('v2 routes on %s', (kind) => {
     const { ctx } = t;
     (ctx as { v2: unknown }).v2 = createV2Services(
       ctx.database,
-      { stamps: stampsRepository(ctx.database.db), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts },
+      { stamps: stampsRepository(ctx.database), issuers: ctx.issuers, catalogue: ctx.catalogue, accounts: ctx.accounts },
       () => now,
     );
   });
