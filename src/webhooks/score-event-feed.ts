@@ -3,11 +3,13 @@ import type { Database, Db } from '../db/connection.js';
 import type { ScoreEventsTable, ScoreEventType } from '../db/tables/index.js';
 import { AppError } from '../errors.js';
 import type { AccountService } from '../scoring/accounts/accounts.service.js';
-import { v2ScoreJson } from '../scoring/scores/v2-score-json.js';
+import { v2ScoreMembers } from '../scoring/scores/v2-score-json.js';
 import { eventToV2Score, type V2Score } from '../scoring/scores/v2-scores.service.js';
 import { formatScoringTimestamp } from '../scoring/timestamps.js';
 
-type ScoreEventRow = Selectable<ScoreEventsTable>;
+/** The columns an event is shown with (not the v1 score and evidence, which the feed does not show). */
+const FEED_COLUMNS = ['id', 'type', 'scorer_id', 'address', 'status', 'raw_score', 'passing', 'threshold', 'stamps', 'expiration_date', 'error', 'created_at'] as const;
+type ScoreEventRow = Pick<Selectable<ScoreEventsTable>, (typeof FEED_COLUMNS)[number]>;
 
 /** The body of a webhook and the `data` of a feed item: the v2 score object plus scorer_id, event_id and type. */
 export type ScoreEventPayload = V2Score & { scorer_id: number; event_id: string; type: ScoreEventType };
@@ -63,13 +65,13 @@ export function scoreEventFeed(database: Database) {
   }
 
   function pageRows(scorerId: number, after: number, limit: number): Promise<ScoreEventRow[]> {
-    return db.selectFrom('score_events').selectAll().where('scorer_id', '=', scorerId).where('id', '>', after).orderBy('id').limit(limit).execute();
+    return db.selectFrom('score_events').select(FEED_COLUMNS).where('scorer_id', '=', scorerId).where('id', '>', after).orderBy('id').limit(limit).execute();
   }
 
   return {
     /** The webhook body of one stored event, or null when it is no longer stored. */
     async payload(eventId: number): Promise<ScoreEventPayload | null> {
-      const row = await db.selectFrom('score_events').selectAll().where('id', '=', eventId).executeTakeFirst();
+      const row = await db.selectFrom('score_events').select(FEED_COLUMNS).where('id', '=', eventId).executeTakeFirst();
       return row ? ((await render([row]))[0] ?? null) : null;
     },
 
@@ -99,10 +101,14 @@ export function scoreEventFeed(database: Database) {
         const row = rows[index] as ScoreEventRow;
         const id = String(row.id);
         const type = JSON.stringify(row.type);
-        const score = v2ScoreJson({ ...row, last_score_timestamp: times[index] as number });
+        const createdAt = Number(row.created_at);
+        const created = formatScoringTimestamp(createdAt);
+        // A score.updated event's score was produced at the event's own time: one text for both.
+        const scoredAt = times[index] as number;
+        const scored = scoredAt === createdAt ? created : formatScoringTimestamp(scoredAt);
         parts[index] =
-          `{"event_id":"${id}","type":${type},"created_at":"${formatScoringTimestamp(Number(row.created_at))}"` +
-          `,"data":${score.slice(0, -1)},"scorer_id":${Number(row.scorer_id)},"event_id":"${id}","type":${type}}}`;
+          `{"event_id":"${id}","type":${type},"created_at":"${created}","data":{${v2ScoreMembers(row, scored)}` +
+          `,"scorer_id":${Number(row.scorer_id)},"event_id":"${id}","type":${type}}}`;
       }
       return { json: `[${parts.join(',')}]`, last: rows.length > 0 ? String(rows[rows.length - 1]!.id) : undefined };
     },
