@@ -1,6 +1,13 @@
-import { sql } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 import type { DialectName } from '../dialect.js';
-import type { MigrationProgress, SchemaDb, StepMigration } from '../online-steps.js';
+
+// The shapes of online-steps.ts, restated: a shipped migration imports nothing that may change.
+type SchemaDb = Kysely<any>;
+type MigrationProgress = (line: string) => void;
+interface StepMigration extends Migration {
+  outsideTransaction: true;
+  up(db: SchemaDb, progress?: MigrationProgress): Promise<void>;
+}
 
 /** An hour of last_score_timestamp: buckets are `last_score_timestamp / 3 600 000` (whole division). */
 export const SCORE_COUNT_BUCKET_MS = 3_600_000;
