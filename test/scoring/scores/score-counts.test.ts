@@ -119,6 +119,29 @@ describe.each(databaseKinds)('the score list count from score_counts, on %s', (k
     await expectExactCounts([a.scorerId, c.scorerId]);
   });
 
+  it('stays exact under concurrent scorings of the current hour, in transactions on several connections', async () => {
+    const a = await newScorer('a');
+    await db.insertInto('scores').values(Array.from({ length: 100 }, (_, n) => row(a.scorerId, n, time()))).execute();
+    const now = start + 12 * H + 5;
+    // Re-scorings of old rows and first scorings, each a transaction, all at once.
+    await Promise.all(
+      Array.from({ length: 60 }, (_, n) =>
+        db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('scores')
+            .values(row(a.scorerId, n * 2, now + n))
+            .onConflict((oc) => oc.columns(['scorer_id', 'address']).doUpdateSet({ last_score_timestamp: now + n }))
+            .execute();
+          await trx.insertInto('scores').values(row(a.scorerId, 5000 + n, now)).execute();
+        }),
+      ),
+    );
+    await expectExactCounts([a.scorerId]);
+    const shards = await db.selectFrom('score_counts').select('shard').distinct().where('scorer_id', '=', a.scorerId).execute();
+    if (kind === 'postgres') expect(shards.length).toBeGreaterThan(1);
+    else expect(shards.map((r) => Number(r.shard))).toEqual([0]);
+  });
+
   it('counts from the index while a scorer is not marked complete', async () => {
     const a = await newScorer('a');
     await db.insertInto('scores').values(Array.from({ length: 30 }, (_, n) => row(a.scorerId, n, time()))).execute();
