@@ -27,6 +27,7 @@ import { accountBatchUsage } from './0027-account-batch-usage.js';
 import { workerHeartbeats } from './0028-worker-heartbeats.js';
 import { onchainPush } from './0029-onchain-push.js';
 import { pushAfterBatch } from './0030-push-after-batch.js';
+import { scoreCounts } from './0031-score-counts.js';
 
 /** Every migration in order. Names sort lexically; never rename or edit a shipped one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -60,5 +61,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '0028-worker-heartbeats': workerHeartbeats(dialect),
     '0029-onchain-push': onchainPush(dialect),
     '0030-push-after-batch': pushAfterBatch(dialect),
+    '0031-score-counts': scoreCounts(dialect),
   };
 }

@@ -167,6 +167,22 @@ export interface ScoringWorkerHeartbeatsTable {
   seen_at: number;
 }
 
+/**
+ * How many scores of a scorer have last_score_timestamp in an hour (`bucket` = the time / 3 600 000),
+ * kept by triggers on `scores` (migration 0031); a bucket is the sum of its shards' `n`.
+ */
+export interface ScoreCountsTable {
+  scorer_id: number;
+  bucket: number;
+  shard: number;
+  n: number;
+}
+
+/** Scorers whose score_counts are complete (backfilled, or created after the triggers). */
+export interface ScoreCountsReadyTable {
+  scorer_id: number;
+}
+
 export interface Tables extends WalletTables, StakingTables, PublicDataTables, WebhookTables, BatchTables, PortalTables, ModelTables, OnchainTables {
   accounts: AccountsTable;
   scorers: ScorersTable;
@@ -175,6 +191,8 @@ export interface Tables extends WalletTables, StakingTables, PublicDataTables, W
   stamps: StampsTable;
   trusted_issuers: TrustedIssuersTable;
   scores: ScoresTable;
+  score_counts: ScoreCountsTable;
+  score_counts_ready: ScoreCountsReadyTable;
   nullifier_holds: NullifierHoldsTable;
   scoring_jobs: ScoringJobsTable;
   scoring_worker_heartbeats: ScoringWorkerHeartbeatsTable;

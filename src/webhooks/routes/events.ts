@@ -13,6 +13,8 @@ export interface EventFeedRouteDeps {
   feed: EventFeedService;
 }
 
+const asWritten = (body: string): string => body;
+
 export function eventFeedRoutes(instance: FastifyInstance, deps: EventFeedRouteDeps): void {
   const app = typed(instance);
   app.get(
@@ -31,11 +33,13 @@ export function eventFeedRoutes(instance: FastifyInstance, deps: EventFeedRouteD
         response: { 200: EventFeedSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       // The feed replays every past score of every address: history, like .../score/{address}/history.
       const caller = requirePermission(request, 'historical_endpoint');
       const { after, limit } = request.query;
-      return deps.feed.events(caller.accountId, Number(request.params.scorer_id), after ?? 0, limit ?? 100);
+      const body = await deps.feed.eventsJson(caller.accountId, Number(request.params.scorer_id), after ?? 0, limit ?? 100);
+      // The body is written as text (see pageJson); the schema above documents it.
+      return reply.type('application/json; charset=utf-8').serializer(asWritten).send(body as never);
     },
   );
 }

@@ -80,6 +80,23 @@ describe.each(databaseKinds)('query plans of the hot reads and the integrator wa
     for (const { sql: text } of reads) expect(text).not.toMatch(/\boffset\b/i);
   });
 
+  it.each([
+    ['a sync from the middle', () => `last_score_timestamp_gt=${encodeURIComponent(middleOf())}&`],
+    ['the whole list', () => ''],
+  ])('counts %s from the summary, and the partial hour by index range', async (_name, filter) => {
+    const { result, statements } = await boundStatementsOf(() => t.app.inject({ url: `/registry/score/${scorerId}?${filter()}limit=100`, headers: { 'x-api-key': key } }));
+    expect(result.statusCode, result.body).toBe(200);
+    expect(result.json().count).toBe(Number((await t.ctx.database.db.selectFrom('scores').select((eb) => eb.fn.countAll().as('n')).where('scorer_id', '=', scorerId).where('last_score_timestamp', '>', filter() ? Date.parse(middleOf()) : -1).executeTakeFirstOrThrow()).n));
+    const counts = statements.filter((s) => s.sql.includes('"score_counts"'));
+    expect(counts).toHaveLength(1);
+    const p = await plan(counts[0]!);
+    expectIndexLookups([{ sql: counts[0]!.sql, plan: p }]);
+    // The summary holds a row per hour and shard: a sync reads its key range (the whole list reads all of the scorer's).
+    if (!filter()) return;
+    if (kind === 'sqlite') expect(p).toMatch(/SEARCH score_counts USING (COVERING )?INDEX/);
+    else expect(p).toMatch(/Index (Only )?Scan using score_counts_pk|Bitmap Index Scan on score_counts_pk/);
+  });
+
   it('pages the event feed from the middle by index range, with no OFFSET', async () => {
     const reads = await readsOf(`/v2/scorers/${scorerId}/events?after=${ADDRESSES}&limit=100`);
     expectIndexLookups(reads);
