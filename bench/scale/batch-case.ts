@@ -42,7 +42,19 @@ function startWorker(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
     cwd: repoDir,
     env: { ...process.env, ...env, BATCH_CONCURRENCY: '1', BATCH_POLL_MS: '20', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+/** Resolves once the worker says its batch worker started: the batch's clock leaves out the process's start-up. */
+function workerStarted(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (seen.includes('Batch worker')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`stampgate worker exited with ${code} before starting`)));
   });
 }
 
@@ -88,6 +100,7 @@ export async function runBatchCase(dataset: ScaleDataset, addresses: number, wor
     apiRss = Math.max(apiRss, api.rssMb());
   }, RSS_SAMPLE_MS);
   try {
+    await Promise.all(children.map(workerStarted));
     const scorerId = await freshScorer(ctx, dataset, 'scale batch');
     const list = Array.from({ length: addresses }, (_, j) => batchAddress(j));
     log(`  batch: ${addresses} addresses x 20 stamps, ${workers} worker(s)`);

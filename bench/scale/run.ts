@@ -2,15 +2,18 @@
  * `npm run bench:scale -- [--build] [--size 0.1] [--small 0.001] [--database sqlite|postgres|both] [--batch-addresses 100000]`:
  * builds (or reuses) the scale data set (with its batch group) and a small one, then runs every
  * scale case on both in the same run and prints PASS/FAIL per target (bench/scale/cases.ts), then
- * the batch case on the scale set (bench/scale/batch-case.ts). `--build` alone only builds.
+ * the uncached bounty list at 10 000 and 100 000 bounties (bench/scale/bounty-case.ts), the batch case on the scale set (bench/scale/batch-case.ts) and, on PostgreSQL, the migration
+ * probe (bench/scale/migration-probe.ts). `--build` alone only builds.
  * `--batch-addresses` defaults to 100 000 whatever the size (the target is stated for 100 000);
  * a run may ask fewer than the cached set holds without a rebuild.
  */
 import { parseArgs } from 'node:util';
 import { batchCase } from './batch-case.js';
+import { bountyCase } from './bounty-case.js';
 import { DEFAULT_BATCH_ADDRESSES } from './batch-group.js';
 import { buildScaleDataset, type ScaleDatabase } from './build.js';
 import { runScaleCases } from './cases.js';
+import { migrationProbeCase } from './migration-probe.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,6 +39,8 @@ for (const database of databases) {
   if (values.build) continue;
   const reference = await buildScaleDataset(database, small, log, values.rebuild);
   failed = !(await runScaleCases(reference, large, log)) || failed;
+  failed = !(await bountyCase(database, log)) || failed;
   failed = !(await batchCase(large, batchAddresses, log)) || failed;
+  if (database === 'postgres') failed = !(await migrationProbeCase(large, log)) || failed;
 }
 process.exitCode = failed ? 1 : 0;
