@@ -27,6 +27,19 @@ export interface BatchFigures {
   firstResultMs: number;
   workerRssMaxMb: number;
   apiRssMaxMb: number;
+  /** The workers' CPU (user + system) per address scored: whether they, or something they wait for, set the pace. */
+  workerCpuMsPerAddress: number;
+}
+
+/** CPU time (user + system) of a process so far, ms: fields 14 and 15 of /proc/<pid>/stat, in ticks of 10 ms. */
+function cpuMsOf(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 export function rssMbOf(pid: number): number {
@@ -104,14 +117,17 @@ export async function runBatchCase(dataset: ScaleDataset, addresses: number, wor
     const scorerId = await freshScorer(ctx, dataset, 'scale batch');
     const list = Array.from({ length: addresses }, (_, j) => batchAddress(j));
     log(`  batch: ${addresses} addresses x 20 stamps, ${workers} worker(s)`);
+    const cpuBefore = children.reduce((sum, child) => sum + cpuMsOf(child.pid!), 0);
     const start = performance.now();
     const { batch } = await ctx.batches.service.createAsOperator(scorerId, { addresses: list });
     const firstResult = followResults(api.base, dataset.apiKey, batch.id, addresses, start);
     let seconds: number;
+    let workerCpuMs = 0;
     for (;;) {
       const view = await ctx.batches.service.get(operator, batch.id);
       if (view.status === 'DONE') {
         seconds = (performance.now() - start) / 1000;
+        workerCpuMs = children.reduce((sum, child) => sum + cpuMsOf(child.pid!), 0) - cpuBefore;
         if (view.failed > 0) throw new Error(`batch: ${view.failed} addresses failed`);
         break;
       }
@@ -127,6 +143,7 @@ export async function runBatchCase(dataset: ScaleDataset, addresses: number, wor
       firstResultMs: Math.round(firstResultMs),
       workerRssMaxMb: Math.round(workerRss),
       apiRssMaxMb: Math.round(apiRss),
+      workerCpuMsPerAddress: Math.round((workerCpuMs / addresses) * 100) / 100,
     };
   } finally {
     clearInterval(sampler);
@@ -145,7 +162,7 @@ export function batchTargets(database: ScaleDataset['database']): { workers: num
 export async function batchCase(dataset: ScaleDataset, addresses: number, log: (line: string) => void): Promise<boolean> {
   const target = batchTargets(dataset.database);
   const f = await runBatchCase(dataset, addresses, target.workers, log);
-  log(`    batch            ${f.addresses} addresses in ${f.seconds} s, ${f.addressesPerSecond} addresses/s, first result row after ${f.firstResultMs} ms, RSS max: worker ${f.workerRssMaxMb} MB, API ${f.apiRssMaxMb} MB`);
+  log(`    batch            ${f.addresses} addresses in ${f.seconds} s, ${f.addressesPerSecond} addresses/s, first result row after ${f.firstResultMs} ms, RSS max: worker ${f.workerRssMaxMb} MB, API ${f.apiRssMaxMb} MB, worker CPU ${f.workerCpuMsPerAddress} ms/address`);
   const speed = f.addressesPerSecond >= target.addressesPerSecond;
   const memory = f.workerRssMaxMb < target.workerRssMb;
   log(`  ${speed ? 'PASS' : 'FAIL'}  batch >= ${target.addressesPerSecond} addresses/s (${target.workers} worker(s)): ${f.addressesPerSecond}/s`);

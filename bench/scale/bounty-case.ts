@@ -19,7 +19,7 @@ import { allMigrations } from '../../src/db/migrations/index.js';
 import { bountiesLoad, seedBounties } from '../bounties-seed.js';
 import { launchChild } from '../launch.js';
 import { runLoad } from '../load.js';
-import { postgresServerUrl, type ScaleDatabase, type ScaleDataset } from './build.js';
+import { postgresServerUrl, scaleDatabaseName, type ScaleDatabase, type ScaleDataset } from './build.js';
 import { startScaleServer } from './server.js';
 
 const benchDir = fileURLToPath(new URL('..', import.meta.url));
@@ -32,7 +32,7 @@ type BountySet = Pick<ScaleDataset, 'databaseUrl' | 'dataDir'> & { hash: string;
 
 function bountySetHash(database: ScaleDatabase, bounties: number): string {
   const hash = createHash('sha256').update(`${database}:${bounties}\n`).update(Object.keys(allMigrations(database)).join('\n'));
-  for (const file of ['bounties-seed.ts', 'scale/bounty-case.ts']) hash.update(readFileSync(join(benchDir, file)));
+  for (const file of ['bounties-seed.ts']) hash.update(readFileSync(join(benchDir, file)));
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -51,7 +51,7 @@ async function bountySet(database: ScaleDatabase, bounties: number, log: (line: 
   mkdirSync(dataDir, { recursive: true });
   let databaseUrl = `sqlite:${join(dir, 'stampgate.sqlite')}`;
   if (database === 'postgres') {
-    const name = `stampgate_scale_bounties_${bounties}`;
+    const name = scaleDatabaseName(`bounties_${bounties}`);
     const admin = new pg.Client({ connectionString: postgresServerUrl() });
     await admin.connect();
     try {

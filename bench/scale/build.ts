@@ -70,6 +70,15 @@ export function postgresServerUrl(): string {
   return process.env.BENCH_POSTGRES_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
+/**
+ * The PostgreSQL database of a scale set (`<prefix>_<suffix>`): BENCH_SCALE_DATABASE_PREFIX, else
+ * `stampgate_scale`. Two checkouts benching on one server need prefixes of their own, since a
+ * build drops and creates its database.
+ */
+export function scaleDatabaseName(suffix: string): string {
+  return `${process.env.BENCH_SCALE_DATABASE_PREFIX ?? 'stampgate_scale'}_${suffix.replace(/\W/g, '_')}`;
+}
+
 /** What the data set depends on: a change to any of it makes the cached set stale. */
 export function datasetHash(database: ScaleDatabase, size: number): string {
   const hash = createHash('sha256').update(`${database}:${size}\n`).update(Object.keys(allMigrations(database)).join('\n'));
@@ -98,7 +107,7 @@ async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: stri
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
     return `sqlite:${file}`;
   }
-  const name = `stampgate_scale_${String(size).replace(/\W/g, '_')}`;
+  const name = scaleDatabaseName(String(size));
   const admin = new pg.Client({ connectionString: postgresServerUrl() });
   await admin.connect();
   try {
