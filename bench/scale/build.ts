@@ -20,9 +20,11 @@ import { allMigrations } from '../../src/db/migrations/index.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { seedBounties } from '../bounties-seed.js';
 import { choosePoolProviders, writeCredentials } from '../fixtures.js';
+import { writeBatchGroup } from './batch-group.js';
 import { seedContributions } from './contributions.js';
 import {
   DAY_MS,
+  FULL_SIZE,
   firstScoringRows,
   providersOf,
   restatedCredential,
@@ -60,16 +62,27 @@ export interface ScaleDataset {
   databaseBytes: number;
   /** The time the generated scores were spread back from (epoch ms). */
   builtAt: number;
+  /** Addresses of the batch group (bench/scale/batch-group.ts): never scored, 20 stamps each. */
+  batchAddresses: number;
 }
 
 export function postgresServerUrl(): string {
   return process.env.BENCH_POSTGRES_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
+/**
+ * The PostgreSQL database of a scale set (`<prefix>_<suffix>`): BENCH_SCALE_DATABASE_PREFIX, else
+ * `stampgate_scale`. Two checkouts benching on one server need prefixes of their own, since a
+ * build drops and creates its database.
+ */
+export function scaleDatabaseName(suffix: string): string {
+  return `${process.env.BENCH_SCALE_DATABASE_PREFIX ?? 'stampgate_scale'}_${suffix.replace(/\W/g, '_')}`;
+}
+
 /** What the data set depends on: a change to any of it makes the cached set stale. */
 export function datasetHash(database: ScaleDatabase, size: number): string {
   const hash = createHash('sha256').update(`${database}:${size}\n`).update(Object.keys(allMigrations(database)).join('\n'));
-  for (const file of ['scale/generator.ts', 'scale/build.ts', 'scale/contributions.ts', 'bounties-seed.ts', 'fixtures.ts']) hash.update(readFileSync(join(benchDir, file)));
+  for (const file of ['scale/generator.ts', 'scale/build.ts', 'scale/batch-group.ts', 'scale/contributions.ts', 'bounties-seed.ts', 'fixtures.ts']) hash.update(readFileSync(join(benchDir, file)));
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -77,12 +90,15 @@ function setDir(database: ScaleDatabase, size: number): string {
   return join(scaleDir, `${database}-${size}`);
 }
 
-/** The cached data set if its marker matches the current schema and generator, else null. */
-export function cachedDataset(database: ScaleDatabase, size: number): ScaleDataset | null {
+/**
+ * The cached data set if its marker matches the current schema and generator and its batch group
+ * holds at least `batchAddresses` addresses (a run may score fewer than were built), else null.
+ */
+export function cachedDataset(database: ScaleDatabase, size: number, batchAddresses = 0): ScaleDataset | null {
   const markerFile = join(setDir(database, size), 'marker.json');
   if (!existsSync(markerFile)) return null;
   const marker = JSON.parse(readFileSync(markerFile, 'utf8')) as ScaleDataset;
-  return marker.hash === datasetHash(database, size) ? marker : null;
+  return marker.hash === datasetHash(database, size) && (marker.batchAddresses ?? 0) >= batchAddresses ? marker : null;
 }
 
 async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: string): Promise<string> {
@@ -91,7 +107,7 @@ async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: stri
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
     return `sqlite:${file}`;
   }
-  const name = `stampgate_scale_${String(size).replace(/\W/g, '_')}`;
+  const name = scaleDatabaseName(String(size));
   const admin = new pg.Client({ connectionString: postgresServerUrl() });
   await admin.connect();
   try {
@@ -184,9 +200,9 @@ function databaseBytes(database: ScaleDatabase, url: string, db: Kysely<any>): P
   return sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(db).then((r) => Number(r.rows[0]!.n));
 }
 
-/** Builds the data set (or returns the cached one); `log` hears progress. */
-export async function buildScaleDataset(database: ScaleDatabase, size: number, log: (line: string) => void, force = false): Promise<ScaleDataset> {
-  const cached = force ? null : cachedDataset(database, size);
+/** Builds the data set (or returns the cached one) with a batch group of `batchAddresses`; `log` hears progress. */
+export async function buildScaleDataset(database: ScaleDatabase, size: number, log: (line: string) => void, force = false, batchAddresses = 0): Promise<ScaleDataset> {
+  const cached = force ? null : cachedDataset(database, size, batchAddresses);
   if (cached) {
     log(`${database} ${size}: cached (${cached.hash}), built in ${cached.buildSeconds} s, ${(cached.databaseBytes / 2 ** 20).toFixed(0)} MiB`);
     return cached;
@@ -223,6 +239,10 @@ export async function buildScaleDataset(database: ScaleDatabase, size: number, l
       });
       if ((from / CHUNK_ADDRESSES) % 50 === 0) log(`${database} ${size}: ${from + CHUNK_ADDRESSES} of ${counts.addresses} addresses, ${Math.round((performance.now() - started) / 1000)} s`);
     }
+    if (batchAddresses > 0) {
+      log(`${database} ${size}: batch group of ${batchAddresses} addresses`);
+      await writeBatchGroup(db, batchAddresses, counts.addresses * FULL_SIZE.stampsPerAddress, builtAt, templates, insertRows, log);
+    }
     if (database === 'postgres') {
       // Explicit ids leave the identity sequences behind: the service's next rows take the ids after them.
       for (const table of ['stamps', 'score_events']) await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(db);
@@ -252,6 +272,7 @@ export async function buildScaleDataset(database: ScaleDatabase, size: number, l
       buildSeconds: Math.round((performance.now() - started) / 100) / 10,
       databaseBytes: await databaseBytes(database, databaseUrl, db),
       builtAt,
+      batchAddresses,
     };
     writeFileSync(join(dir, 'marker.json'), `${JSON.stringify(dataset, null, 2)}\n`);
     log(`${database} ${size}: built in ${dataset.buildSeconds} s, ${(dataset.databaseBytes / 2 ** 20).toFixed(0)} MiB`);

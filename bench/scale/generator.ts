@@ -56,7 +56,7 @@ export function scaleAddress(i: number): string {
  * Five providers per address with a skewed mix: the first providers of the pool are held by most
  * addresses (as the common stamps are), the tail by few.
  */
-export function providersOf(i: number, pool: readonly string[], count = FULL_SIZE.stampsPerAddress): string[] {
+export function providersOf(i: number, pool: readonly string[], count: number = FULL_SIZE.stampsPerAddress): string[] {
   const chosen: string[] = [];
   for (let k = 0; chosen.length < count && k < count * 8; k++) {
     // Square of a uniform value: index density falls along the pool.

@@ -37,7 +37,7 @@ function procStat(pid: number): string[] {
   return text.slice(text.lastIndexOf(')') + 2).split(' ');
 }
 
-export async function startScaleServer(dataset: ScaleDataset, env: Record<string, string> = {}): Promise<ScaleServer> {
+export async function startScaleServer(dataset: Pick<ScaleDataset, 'dataDir' | 'databaseUrl'>, env: Record<string, string> = {}): Promise<ScaleServer> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
     cwd: repoDir,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventIds, generatedAddressRows } from '../../bench/scale/build.js';
+import { BATCH_STAMPS, batchAddress, batchAddressStamps } from '../../bench/scale/batch-group.js';
+import { eventIds, generatedAddressRows, insertRows } from '../../bench/scale/build.js';
 import { DAY_MS, firstScoringRows, restatedCredential, scaleCounts, type ScoringContext, stampRow } from '../../bench/scale/generator.js';
 import { issueCredential } from '../../src/scoring/stamps/dev-issuer.js';
 import { createTestApp, seedAccount, startWorkerSettled, type TestApp } from '../helpers/app.js';
@@ -77,5 +78,24 @@ describe.each(databaseKinds)('scale data set rows on %s', (kind) => {
     const byId = [...events].sort((a, b) => a.id - b.id);
     expect(byId.map((e) => e.created_at)).toEqual([...byId.map((e) => e.created_at)].sort((a, b) => a - b));
     expect(eventIds(0, counts.addresses).earlier).toBe(1);
+  });
+
+  it('gives a batch-group address 20 stored stamps that the service scores as a first scoring, every stamp counted', async () => {
+    const providers = [...t.ctx.catalogue.defaultWeights.entries()].filter(([, weight]) => Number(weight) > 0).map(([provider]) => provider);
+    const builtAt = Date.now();
+    const key = t.ctx.devIssuerKey!;
+    const templates = new Map(providers.map((provider) => [provider, issueCredential({ privateKey: key, address: ADDRESS, provider, issuedAt: new Date(builtAt), expiresAt: new Date(builtAt + 90 * DAY_MS) })]));
+    const firstId = 1_000_000;
+    const rows = batchAddressStamps(3, firstId, builtAt, templates);
+    expect(rows).toHaveLength(BATCH_STAMPS);
+    expect(new Set(rows.map((r) => r.provider)).size).toBe(BATCH_STAMPS);
+    expect(rows.map((r) => r.id)).toEqual(Array.from({ length: BATCH_STAMPS }, (_, k) => firstId + 3 * BATCH_STAMPS + k + 1));
+    const address = batchAddress(3);
+    expect(rows.every((r) => r.address === address)).toBe(true);
+    await insertRows(t.ctx.database.db as never, 'stamps', rows);
+    const record = await t.ctx.scores.submit(scorerId, address);
+    expect(record.status).toBe('DONE');
+    const holds = await t.ctx.database.db.selectFrom('nullifier_holds').select('nullifier').where('scorer_id', '=', scorerId).where('address', '=', address).execute();
+    expect(holds).toHaveLength(BATCH_STAMPS);
   });
 });
