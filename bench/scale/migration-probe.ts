@@ -74,9 +74,13 @@ export async function runMigrationProbe(dataset: ScaleDataset, log: (line: strin
       // The set's generated stamps (5 000 000 x size); the batch group's ids after them are left alone.
       rowsRewritten = await backfillInChunks(db, { table: 'stamps', set: `${COLUMN} = 1`, where: `${COLUMN} is null and id <= ${stamps}` });
       backfillSeconds = (performance.now() - at) / 1000;
-    } finally {
+    } catch (error) {
+      // The probe ends at its next statement; the step's error is the one to report.
       stop.done = true;
+      await probing.catch(() => {});
+      throw error;
     }
+    stop.done = true;
     const probed = await probing;
     const round = (n: number) => Math.round(n * 10) / 10;
     return { indexSeconds: round(indexSeconds), backfillSeconds: round(backfillSeconds), rowsRewritten, probes: probed.probes, maxReadMs: round(probed.maxReadMs), maxWriteMs: round(probed.maxWriteMs) };
