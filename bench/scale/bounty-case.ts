@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { createAppContext } from '../../src/app/container.js';
 import { loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/connection.js';
@@ -19,7 +18,7 @@ import { allMigrations } from '../../src/db/migrations/index.js';
 import { bountiesLoad, seedBounties } from '../bounties-seed.js';
 import { launchChild } from '../launch.js';
 import { runLoad } from '../load.js';
-import { postgresServerUrl, scaleDatabaseName, type ScaleDatabase, type ScaleDataset } from './build.js';
+import { freshPostgresDatabase, scaleDatabaseName, type ScaleDatabase, type ScaleDataset } from './build.js';
 import { startScaleServer } from './server.js';
 
 const benchDir = fileURLToPath(new URL('..', import.meta.url));
@@ -51,18 +50,7 @@ async function bountySet(database: ScaleDatabase, bounties: number, log: (line: 
   mkdirSync(dataDir, { recursive: true });
   let databaseUrl = `sqlite:${join(dir, 'stampgate.sqlite')}`;
   if (database === 'postgres') {
-    const name = scaleDatabaseName(`bounties_${bounties}`);
-    const admin = new pg.Client({ connectionString: postgresServerUrl() });
-    await admin.connect();
-    try {
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.query(`create database ${name}`);
-    } finally {
-      await admin.end();
-    }
-    const url = new URL(postgresServerUrl());
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
+    databaseUrl = await freshPostgresDatabase(scaleDatabaseName(`bounties_${bounties}`));
   }
   const opened = openDatabase(databaseUrl);
   await migrateToLatest(opened);

@@ -101,13 +101,8 @@ export function cachedDataset(database: ScaleDatabase, size: number, batchAddres
   return marker.hash === datasetHash(database, size) && (marker.batchAddresses ?? 0) >= batchAddresses ? marker : null;
 }
 
-async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: string): Promise<string> {
-  if (database === 'sqlite') {
-    const file = join(dir, 'stampgate.sqlite');
-    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-    return `sqlite:${file}`;
-  }
-  const name = scaleDatabaseName(String(size));
+/** Drops (if it exists) and creates the PostgreSQL database `name` on the bench's server; its URL. */
+export async function freshPostgresDatabase(name: string): Promise<string> {
   const admin = new pg.Client({ connectionString: postgresServerUrl() });
   await admin.connect();
   try {
@@ -119,6 +114,15 @@ async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: stri
   const url = new URL(postgresServerUrl());
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+async function freshDatabaseUrl(database: ScaleDatabase, size: number, dir: string): Promise<string> {
+  if (database === 'sqlite') {
+    const file = join(dir, 'stampgate.sqlite');
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+    return `sqlite:${file}`;
+  }
+  return freshPostgresDatabase(scaleDatabaseName(String(size)));
 }
 
 export async function insertRows(db: Kysely<any>, table: string, rows: object[]): Promise<void> {
