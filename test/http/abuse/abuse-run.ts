@@ -33,8 +33,15 @@ const WRITING_GETS: Record<string, string[]> = {
   'GET /v2/account/siwe-nonce': ['portal_siwe_nonces'],
   'GET /grants/v1/api/export_addresses/{file}': ['export_credentials'],
   'GET /grants/v1/api/export_info/{file}': ['export_credentials'],
-  // v2 scores now and records the result as a v1 submission would (v2.md).
-  'GET /v2/stamps/{scorer_id}/score/{address}': ['scores', 'score_events', 'nullifier_holds', 'webhook_outbox'],
+  // v2 scores now and records the result as a v1 submission would (v2.md); score_counts follows
+  // scores through its triggers.
+  'GET /v2/stamps/{scorer_id}/score/{address}': [
+    'scores',
+    'score_counts',
+    'score_events',
+    'nullifier_holds',
+    'webhook_outbox',
+  ],
 };
 
 // Operations with a body limit of their own instead of BODY_LIMIT_BYTES.
