@@ -1,13 +1,14 @@
 /**
  * The asynchronous batch at scale: the data set's batch group (fresh addresses with 20 stored
  * stamps each, bench/scale/batch-group.ts) queued as one batch of a new scorer, so every run
- * scores each address for the first time, and scored by `stampgate worker` processes (1 on
+ * scores each address for the first time, and scored by `stampgate worker` processes (the built CLI; 1 on
  * SQLite, 2 on PostgreSQL) while the bench streams the results through the API
  * (`GET /v2/batches/{id}/results`). Reports addresses/s from creation to DONE, the time to the
  * first result line, and the highest resident memory (VmRSS) of the workers and of the API process.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { operator } from '../../src/scoring/batches/batches.service.js';
 import { serverEnv } from '../fixtures.js';
@@ -51,8 +52,16 @@ export function rssMbOf(pid: number): number {
   }
 }
 
+/**
+ * The built CLI, as operators run it (`stampgate worker`): compiled first, so that it is this
+ * checkout's code; tsx's loader would add its own thread and about 60 MB to the RSS measured.
+ */
+function buildCli(): void {
+  execFileSync(process.execPath, [join(repoDir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: repoDir, stdio: 'inherit' });
+}
+
 function startWorker(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
+  return spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), 'bin/stampgate.js', 'worker'], {
     cwd: repoDir,
     env: { ...process.env, ...env, BATCH_CONCURRENCY: '1', BATCH_POLL_MS: '20', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -101,6 +110,7 @@ async function followResults(base: string, apiKey: string, batchId: string, expe
 /** One batch of the first `addresses` of the batch group with `workers` worker processes. */
 export async function runBatchCase(dataset: ScaleDataset, addresses: number, workers: number, log: (line: string) => void): Promise<BatchFigures> {
   if (addresses > dataset.batchAddresses) throw new Error(`the set's batch group holds ${dataset.batchAddresses} addresses, ${addresses} asked`);
+  buildCli();
   const ctx = await openScaleContext(dataset, { BATCH_MAX_ADDRESSES: String(Math.max(addresses, 100_000)) });
   const env = serverEnv(dataset.dataDir, dataset.databaseUrl);
   // The API serves the results only: its own batch worker stays off, the workers score.

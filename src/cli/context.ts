@@ -44,8 +44,10 @@ export async function openAppContext(config: Config, options: ContextOptions = {
   }
 }
 
-export function openConfiguredDatabase(config: Config, log?: AvailabilityLog): Database {
+/** The configured database; a long-running process (serve, worker) checkpoints SQLite's WAL on a thread of its own. */
+export function openConfiguredDatabase(config: Config, log?: AvailabilityLog, longRunning = false): Database {
   return openDatabase(config.databaseUrl, {
+    backgroundCheckpoints: longRunning,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     queryTimeoutMs: config.databaseQueryTimeoutMs,
     poolSize: config.databasePoolSize,
@@ -60,7 +62,7 @@ export function openConfiguredDatabase(config: Config, log?: AvailabilityLog): D
  * call `waitForDatabase`.
  */
 export async function createServiceContext(config: Config, options: ContextOptions & { log: AvailabilityLog }): Promise<AppContext> {
-  const database = openConfiguredDatabase(config, options.log);
+  const database = openConfiguredDatabase(config, options.log, true);
   try {
     return await createAppContext(config, database, options);
   } catch (error) {

@@ -16,6 +16,7 @@ import pg from 'pg';
 import { type AvailabilityLog, DatabaseAvailability } from './availability.js';
 import type { DialectName } from './dialect.js';
 import { kyselyReads, type ReadRunner, sqliteReads } from './read-steps.js';
+import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { SqliteWriteWatch } from './sqlite-watch.js';
 import type { Tables } from './tables/index.js';
 
@@ -54,6 +55,8 @@ export interface OpenOptions {
   queryTimeoutMs?: number;
   /** Where the outage warning and the end-of-outage line go. */
   log?: AvailabilityLog;
+  /** SQLite: checkpoint the WAL on a thread of its own instead of in committing writes (long-running processes; see SqliteCheckpoints). */
+  backgroundCheckpoints?: boolean;
 }
 
 const defaultConnectTimeoutMs = 1000;
@@ -204,6 +207,7 @@ function openSqlite(url: string, options: OpenOptions): Database {
   // How long a write waits for another process's write lock before it fails (SQLITE_BUSY).
   sqlite.pragma(`busy_timeout = ${options.queryTimeoutMs ?? defaultQueryTimeoutMs}`);
   const availability = new DatabaseAvailability(options.log);
+  const checkpoints = options.backgroundCheckpoints && file !== ':memory:' ? new SqliteCheckpoints(sqlite, file, availability.log) : null;
   const statementOf = statementCache(sqlite);
   const db = new Kysely<Tables>({
     dialect: new SqliteDialect({ database: { close: () => sqlite.close(), prepare: statementOf } }),
@@ -217,6 +221,7 @@ function openSqlite(url: string, options: OpenOptions): Database {
   const writesElsewhere = file === ':memory:' ? () => 0 : () => (watch ??= new SqliteWriteWatch(file, readVersion)).generation();
   const close = async () => {
     watch?.close();
+    await checkpoints?.stop();
     await db.destroy();
   };
   return { db, dialect: 'sqlite', availability, url, close, reads, writesElsewhere };
