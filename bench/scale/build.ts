@@ -217,7 +217,8 @@ export async function buildScaleDataset(database: ScaleDatabase, size: number, l
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir, { recursive: true });
   const databaseUrl = await freshDatabaseUrl(database, size, dir);
-  const opened = openDatabase(databaseUrl);
+  // A build's bulk statements (the final VACUUM ANALYZE of millions of rows) run far past a request's budget.
+  const opened = openDatabase(databaseUrl, { queryTimeoutMs: 3_600_000 });
   await migrateToLatest(opened);
   const ctx = await createAppContext(loadConfig({ STAMPGATE_ENV: 'development', LOG_LEVEL: 'silent', DATA_DIR: dataDir, DATABASE_URL: databaseUrl }), opened);
   try {

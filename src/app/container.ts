@@ -37,7 +37,7 @@ import { createWalletServices } from '../scoring/wallet/wallet.module.js';
 import { walletOwnership } from '../chain/wallet-ownership.js';
 import { createPublicDataModule } from '../publicdata/publicdata.module.js';
 import { createWebhookServices, type WebhookServicesOptions } from '../webhooks/webhooks.module.js';
-import { insertOutboxRow } from '../webhooks/delivery-queue.repository.js';
+import { insertOutboxRows } from '../webhooks/delivery-queue.repository.js';
 import { createBatchServices } from '../scoring/batches/batches.module.js';
 import { createPortalServices } from '../portal/portal.module.js';
 import { createModelsModule } from '../models/models.module.js';
@@ -112,7 +112,7 @@ export async function createAppContext(config: Config, database: Database, optio
   });
   const scoreWritten = (scorerId: number, address: string) => bus.publish('scoreChanged', { scorerId, address });
   // Every score event reaches the webhook outbox in the transaction that appends it.
-  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten, [insertOutboxRow]);
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten, [insertOutboxRows]);
   const jobs = scoringJobsRepository(database, v2.events);
   const heartbeats = workerHeartbeatsRepository(database);
   const scoreFromStore = (scorerId: number, address: string, now: number) =>

@@ -138,10 +138,9 @@ export function chunkRecording(dialect: DialectName, sinks: readonly ScoreEventS
       }
       appended.sort((a, b) => a.id - b.id);
       // Every event reaches its listeners (the webhook outbox) in its transaction, in log order.
-      for (const event of appended) {
-        eventIds.set(event.address, event.id);
-        for (const sink of sinks) await sink(trx, { id: event.id, scorerId, type: 'score.updated', createdAt: now });
-      }
+      for (const event of appended) eventIds.set(event.address, event.id);
+      const heard = appended.map((event) => ({ id: event.id, scorerId, type: 'score.updated', createdAt: now }));
+      for (const sink of sinks) await sink(trx, heard);
     }
     await setEventIds(trx, scorerId, eventIds);
     for (const [address, id] of eventIds) rows.get(address)!.event_id = id;

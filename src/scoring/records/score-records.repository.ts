@@ -171,7 +171,7 @@ export function scoreRecordsRepository(database: Database, options: ScoreRecords
     const inserted = await trx.insertInto('score_events').values(event).returning('id').executeTakeFirstOrThrow();
     const id = Number(inserted.id);
     // Every event reaches its listeners (the webhook outbox) in its own transaction.
-    for (const sink of sinks) await sink(trx, { id, scorerId: event.scorer_id, type: event.type ?? 'score.updated', createdAt: event.created_at });
+    for (const sink of sinks) await sink(trx, [{ id, scorerId: event.scorer_id, type: event.type ?? 'score.updated', createdAt: event.created_at }]);
     return id;
   }
 
