@@ -110,9 +110,10 @@ export async function createAppContext(config: Config, database: Database, optio
     // PostgreSQL: only the bus (Redis or LISTEN/NOTIFY) tells, while its connection is up.
     epoch: database.writesElsewhere ?? (() => bus.generation()),
   });
-  const scoreWritten = (scorerId: number, address: string) => bus.publish('scoreChanged', { scorerId, address });
+  const scoresWritten = (scorerId: number, addresses: readonly string[]) =>
+    bus.publishAll('scoreChanged', addresses.map((address) => ({ scorerId, address })));
   // Every score event reaches the webhook outbox in the transaction that appends it.
-  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoreWritten, [insertOutboxRows]);
+  const v2 = createV2Services(database, { stamps: stampsRepo, issuers, catalogue, accounts }, Date.now, scoresWritten, [insertOutboxRows]);
   const jobs = scoringJobsRepository(database, v2.events);
   const heartbeats = workerHeartbeatsRepository(database);
   const scoreFromStore = (scorerId: number, address: string, now: number) =>
@@ -126,7 +127,7 @@ export async function createAppContext(config: Config, database: Database, optio
       pollMs: config.scoringPollMs,
       maxAttempts: config.scoringMaxAttempts,
       backoffBaseMs: config.scoringBackoffMs,
-      scoreWritten,
+      scoresWritten,
       presence: heartbeats,
     },
   );
@@ -169,7 +170,7 @@ export async function createAppContext(config: Config, database: Database, optio
     announceJob: () => signals.queued(),
     retryAfterSeconds: config.retryAfterSeconds,
     readCache: scoreReadCache,
-    scoreWritten,
+    scoresWritten,
   });
   signals.on((signal) => {
     // A submission queued a job: workers start on it now rather than at their next poll.

@@ -121,3 +121,15 @@ export function isOneOf(dialect: DialectName, column: string, values: readonly s
     ? sql<SqlBool>`${sql.ref(column)} = any(${[...values]}::text[])`
     : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
 }
+
+/**
+ * A scorer id that PostgreSQL plans as an average scorer, not as this one (`(select $1)`, whose
+ * value the planner does not see). It estimates `scorer_id = 7` from the statistics of scorer 7,
+ * and a scorer created since the last ANALYZE (a new scorer's first batch) is estimated at no
+ * rows: for `scorer_id = 7 and address = any(…)` it then walks every row of the scorer in another
+ * index and filters, at each read, a cost that grows with the scorer. As an average scorer, the
+ * index bounded by both columns is the cheaper one. SQLite keeps no statistics per value: the id as is.
+ */
+export function scorerIdForPlanner(dialect: DialectName, scorerId: number): RawBuilder<number> | number {
+  return dialect === 'postgres' ? sql<number>`(select ${scorerId}::integer)` : scorerId;
+}

@@ -77,8 +77,14 @@ export class PostgresNotices {
 
   /** Sends `payload` on `topic` to every other process (after the statement commits). */
   async notify(topic: string, payload: string): Promise<void> {
+    await this.notifyAll(topic, [payload]);
+  }
+
+  /** Sends each payload on `topic`, in order, in one statement (one notice each, delivered in order at its commit). */
+  async notifyAll(topic: string, payloads: readonly string[]): Promise<void> {
     // Cut to 63 characters as the listener's channel is (PostgreSQL refuses longer channel names).
-    await sql`select pg_notify(left(${`stampgate_${topic}_`} || current_schema(), 63), ${`${this.#self} ${payload}`})`.execute(this.#database.db);
+    const sent = payloads.map((payload) => `${this.#self} ${payload}`);
+    await sql`select pg_notify(left(${`stampgate_${topic}_`} || current_schema(), 63), p) from unnest(${sent}::text[]) as p`.execute(this.#database.db);
   }
 
   /** Starts hearing other processes; resolves after the first attempt, whether it connected or will try again. */
@@ -169,13 +175,13 @@ const channelOf = (topic: string, schema: string) => `stampgate_${topic}_${schem
 export function postgresBusTransport(notices: PostgresNotices, database: Database): BusTransport {
   const receivers: ((message: string) => void)[] = [];
   return {
-    async send(message) {
+    async send(messages) {
       // A notice that cannot be sent (no pooled connection free in time, the connection lost
       // after the write) is tried again a few times: until it goes, other processes may answer
       // from memory what the write replaced (bounded by SCORE_CACHE_TTL_MS).
       for (let attempt = 0; ; attempt++) {
         try {
-          await notices.notify('bus', message);
+          await notices.notifyAll('bus', messages);
           return true;
         } catch (error) {
           database.availability.observe(error);

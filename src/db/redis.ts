@@ -73,10 +73,15 @@ export function redisTransport(redisUrl: string, watch: RedisWatch): BusTranspor
   let subscriptions = 0;
   let subscribed = false;
   return {
-    async send(message) {
+    async send(messages) {
       try {
         await firstConnection;
-        await publisher.publish(channel, message);
+        // One round trip; Redis runs a pipeline's commands in order.
+        const pipeline = publisher.pipeline();
+        for (const message of messages) pipeline.publish(channel, message);
+        const results = (await pipeline.exec()) ?? [];
+        const failed = results.find(([error]) => error);
+        if (failed) throw failed[0];
         return true;
       } catch (error) {
         watch.lost(error as Error);

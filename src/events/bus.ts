@@ -44,8 +44,8 @@ const eventOfTopic = new Map(Object.entries(wire).map(([event, { topic }]) => [t
  * on) to every process, this one included: the bus recognises its own by `from`.
  */
 export interface BusTransport {
-  /** False when the message could not be sent (the connection is down). */
-  send(message: string): Promise<boolean>;
+  /** Sends the messages in order, in one round trip; false when they could not be sent (the connection is down). */
+  send(messages: readonly string[]): Promise<boolean>;
   receive(handler: (message: string) => void): void;
   /**
    * Null while events from other processes cannot arrive (the connection is down); otherwise a
@@ -99,14 +99,26 @@ export class EventBus {
    * process answering from memory has heard it, or can no longer answer from memory.
    */
   async publish<E extends BusEvent>(event: E, payload: BusEvents[E]): Promise<void> {
+    await this.publishAll(event, [payload]);
+  }
+
+  /**
+   * publish of many events of one kind (a batch step's scores) in one send: each still travels as
+   * a message of its own, so every process understands it; with peers, only the last carries a
+   * number, since an ack covers every message before it.
+   */
+  async publishAll<E extends BusEvent>(event: E, payloads: readonly BusEvents[E][]): Promise<void> {
+    if (payloads.length === 0) return;
     const { topic, key: keyOf } = wire[event];
-    const key = keyOf(payload);
-    this.#deliver(event, key);
+    const keys = payloads.map((payload) => keyOf(payload));
+    for (const key of keys) this.#deliver(event, key);
+    const messages = (seq?: number) =>
+      keys.map((key, index) => JSON.stringify(seq !== undefined && index === keys.length - 1 ? { topic, key, from: this.#id, seq } : { topic, key, from: this.#id }));
     if (!this.#peers) {
-      await this.transport.send(JSON.stringify({ topic, key, from: this.#id }));
+      await this.transport.send(messages());
       return;
     }
-    await this.#peers.publish((seq) => this.transport.send(JSON.stringify({ topic, key, from: this.#id, seq })));
+    await this.#peers.publish((seq) => this.transport.send(messages(seq)));
   }
 
   on<E extends BusEvent>(event: E, handler: (payload: BusEvents[E]) => void): void {
@@ -140,7 +152,7 @@ export class EventBus {
   }
 
   #sendRaw(message: PeerMessage): Promise<boolean> {
-    return this.transport.send(JSON.stringify({ ...message, from: this.#id }));
+    return this.transport.send([JSON.stringify({ ...message, from: this.#id })]);
   }
 
   #receive(text: string): void {
@@ -177,8 +189,8 @@ export class EventBus {
 export function inProcessTransport(): BusTransport {
   const receivers: ((message: string) => void)[] = [];
   return {
-    send: async (message) => {
-      for (const receiver of receivers) receiver(message);
+    send: async (messages) => {
+      for (const message of messages) for (const receiver of receivers) receiver(message);
       return true;
     },
     receive: (handler) => void receivers.push(handler),

@@ -42,7 +42,7 @@ describe.runIf(redisUrl)('the Redis bus transport', () => {
     listener.receive((message) => heard.push(message));
     const first = await waitFor('the first subscription', () => listener.generation());
 
-    await sender.send(JSON.stringify({ topic: 'score', key: '1:0xaa' }));
+    await sender.send([JSON.stringify({ topic: 'score', key: '1:0xaa' })]);
     await waitFor('the first message', () => heard.length === 1);
 
     // Redis goes away: the listener cannot vouch for anything until it is back.
@@ -55,7 +55,7 @@ describe.runIf(redisUrl)('the Redis bus transport', () => {
     // Sent until heard: the sender's own connection may come back a moment after the listener's.
     let sends = 0;
     await waitFor('a message after the reconnection', () => {
-      if (sends++ % 10 === 0) void sender.send(JSON.stringify({ topic: 'score', key: '1:0xbb' }));
+      if (sends++ % 10 === 0) void sender.send([JSON.stringify({ topic: 'score', key: '1:0xbb' })]);
       return heard.length > 1;
     });
     expect(heard.map((m) => (JSON.parse(m) as { key: string }).key)[0]).toBe('1:0xaa');
@@ -104,13 +104,20 @@ describe.each(transports)('the $name bus transport', ({ open }) => {
       opened.transports.forEach((transport, i) => transport.receive((message) => heard[i]!.push(message)));
       await opened.listen?.();
       await waitFor('both hearing', () => opened.transports.every((t) => t.generation() !== null));
+      // Sends of one message and of five at once (a batch step's notices), from both processes at once.
+      const message = (n: number, part: number) => JSON.stringify({ topic: 'score', key: `1:${n}:${part}`, from: `p${n % 2}` });
       const sent = await Promise.all(
-        Array.from({ length: 40 }, (_, n) => opened.transports[n % 2]!.send(JSON.stringify({ topic: 'score', key: `1:${n}`, from: `p${n % 2}` }))),
+        Array.from({ length: 40 }, (_, n) => opened.transports[n % 2]!.send(n % 4 === 0 ? [0, 1, 2, 3, 4].map((part) => message(n, part)) : [message(n, 0)])),
       );
       expect(sent.every(Boolean)).toBe(true);
-      await waitFor('every message twice', () => heard.every((messages) => messages.length === 40));
+      await waitFor('every message twice', () => heard.every((messages) => messages.length === 80));
       expect(heard[0]).toEqual(heard[1]);
-      expect(new Set(heard[0]).size).toBe(40);
+      expect(new Set(heard[0]).size).toBe(80);
+      // A send's messages arrive in their order, one after the other.
+      for (let n = 0; n < 40; n += 4) {
+        const first = heard[0]!.indexOf(message(n, 0));
+        expect(heard[0]!.slice(first, first + 5)).toEqual([0, 1, 2, 3, 4].map((part) => message(n, part)));
+      }
     } finally {
       for (const transport of opened.transports) await transport.close();
       await opened.close();

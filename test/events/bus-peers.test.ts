@@ -18,11 +18,11 @@ class Broker {
     const subscriber = new Subscriber(deaf);
     this.subscribers.push(subscriber);
     const transport: BusTransport = {
-      send: async (message) => {
+      send: async (messages) => {
         await Promise.resolve();
         if (subscriber.sendDelayMs > 0) await sleep(subscriber.sendDelayMs);
         if (!this.up || subscriber.closed) return false;
-        for (const s of this.subscribers) s.enqueue(message);
+        for (const message of messages) for (const s of this.subscribers) s.enqueue(message);
         return true;
       },
       receive: (handler) => void subscriber.handlers.push(handler),
@@ -145,6 +145,24 @@ describe('a bus whose publishes wait for the processes answering from memory', (
     b.subscriber.release();
     await until('the publish', () => published.settled);
     expect(b.heard).toEqual(['7:0xaa']);
+  });
+
+  it('resolves a publish of many only after a member has heard the last of them', async () => {
+    const { a, b } = await publisherAndMember();
+
+    b.subscriber.hold();
+    const addresses = ['0x01', '0x02', '0x03'];
+    const published = track(a.bus.publishAll('scoreChanged', addresses.map((address) => ({ scorerId: 7, address }))));
+    expect(a.heard).toEqual(['7:0x01', '7:0x02', '7:0x03']);
+    // Every message but the last is heard: the publish still waits for B's ack of the last.
+    b.subscriber.releaseBefore((message) => message.key === '7:0x03');
+    await sleep(timings.pingMs * 3);
+    expect(b.heard).toEqual(['7:0x01', '7:0x02']);
+    expect(published.settled).toBe(false);
+
+    b.subscriber.release();
+    await until('the publish', () => published.settled);
+    expect(b.heard).toEqual(['7:0x01', '7:0x02', '7:0x03']);
   });
 
   it('resolves, after at most the lease, past a member that never hears it, which by then no longer trusts its memory', async () => {

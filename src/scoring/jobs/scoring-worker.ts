@@ -18,8 +18,8 @@ export interface ScoringWorkerOptions {
   maxAttempts: number;
   /** First retry delay; each further retry doubles it. */
   backoffBaseMs: number;
-  /** Announces a written score row to every process; awaited before `settled` (the acknowledgement). */
-  scoreWritten?: (scorerId: number, address: string) => Promise<void>;
+  /** Announces written score rows to every process; awaited before `settled` (the acknowledgement). */
+  scoresWritten?: (scorerId: number, addresses: readonly string[]) => Promise<void>;
   /** How often a running job's lease is renewed (default: a third of `leaseMs`, so two missed beats still keep it). */
   heartbeatMs?: number;
   /** Where the polling loop records that this worker is alive (see WorkerWatch), every third of `leaseMs`. */
@@ -208,8 +208,8 @@ export class ScoringWorker extends EventEmitter {
     } finally {
       stopHeartbeat();
     }
-    if (outcome !== 'lost' && this.#options.scoreWritten) {
-      await this.#options.scoreWritten(job.scorer_id, job.address).catch((error) => this.emit('failure', error));
+    if (outcome !== 'lost' && this.#options.scoresWritten) {
+      await this.#options.scoresWritten(job.scorer_id, [job.address]).catch((error) => this.emit('failure', error));
     }
     this.emit('settled', { scorerId: job.scorer_id, address: job.address, outcome, completingAt } satisfies JobSettled);
   }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connection.js';
-import { type DialectName, isOneOf, lockScoreEventLog } from '../../db/dialect.js';
+import { type DialectName, isOneOf, lockScoreEventLog, scorerIdForPlanner } from '../../db/dialect.js';
 import type { ScoresTable } from '../../db/tables/index.js';
 import type { ScoreEventSink } from '../../events/score-event-sink.js';
 import { differsFromEvent, holdsToWrite, NullifierTaken, type SettledScoring, settledColumns } from './settled-scoring.js';
@@ -94,7 +94,7 @@ export function chunkRecording(dialect: DialectName, sinks: readonly ScoreEventS
         eb
           .selectFrom('score_events')
           .select((eb) => eb.fn.max('id').as('id'))
-          .where('scorer_id', '=', scorerId)
+          .where('scorer_id', '=', scorerIdForPlanner(dialect, scorerId))
           .where(isOneOf(dialect, 'address', addresses))
           .where('type', '=', 'score.updated')
           .groupBy('address'),
@@ -108,7 +108,7 @@ export function chunkRecording(dialect: DialectName, sinks: readonly ScoreEventS
       await trx
         .updateTable('scores')
         .set({ event_id: sql<number>`case address ${cases} end` })
-        .where('scorer_id', '=', scorerId)
+        .where('scorer_id', '=', scorerIdForPlanner(dialect, scorerId))
         .where(isOneOf(dialect, 'address', piece.map(([address]) => address)))
         .execute();
     }

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { compiledOnce, type Database, type Db } from '../../db/connection.js';
-import { isOneOf, lockScoreEventLog } from '../../db/dialect.js';
+import { isOneOf, lockScoreEventLog, scorerIdForPlanner } from '../../db/dialect.js';
 import type { ScoreEventSink } from '../../events/score-event-sink.js';
 import type { ScoreEventsTable, ScoresTable, ScoreStatus, Tables } from '../../db/tables/index.js';
 import type { ScoringOutcome } from './score-outcome.js';
@@ -202,7 +202,12 @@ export function scoreRecordsRepository(database: Database, options: ScoreRecords
     /** The score rows of these addresses for the scorer, by address (those without one are absent). */
     async rowsOf(db: Db, scorerId: number, addresses: readonly string[]): Promise<Map<string, ScoreRow>> {
       if (addresses.length === 0) return new Map();
-      const rows = await db.selectFrom('scores').selectAll().where('scorer_id', '=', scorerId).where(isOneOf(dialect, 'address', addresses)).execute();
+      const rows = await db
+        .selectFrom('scores')
+        .selectAll()
+        .where('scorer_id', '=', scorerIdForPlanner(dialect, scorerId))
+        .where(isOneOf(dialect, 'address', addresses))
+        .execute();
       return new Map(rows.map((row) => [row.address, row as ScoreRow]));
     },
 

@@ -91,8 +91,8 @@ export interface ScoreServiceOptions {
   retryAfterSeconds?: number;
   /** The single-score read's body cache (see score-read-cache.ts). */
   readCache?: ScoreReadCache;
-  /** Announces a written score row to every process (the bus); awaited before the write is acknowledged. */
-  scoreWritten?: (scorerId: number, address: string) => Promise<void>;
+  /** Announces written score rows to every process (the bus); awaited before the write is acknowledged. */
+  scoresWritten?: (scorerId: number, addresses: readonly string[]) => Promise<void>;
 }
 
 export function scoreService(
@@ -196,7 +196,7 @@ export function scoreService(
       await jobs.enqueue(scorerId, address, start);
     }
     // The row is PROCESSING now: no process may keep answering the finished record it had.
-    await options.scoreWritten?.(scorerId, address);
+    await options.scoresWritten?.(scorerId, [address]);
     if (options.announceJob) options.announceJob();
     else worker?.notify();
     let row: ScoreRow | undefined;
@@ -226,7 +226,7 @@ export function scoreService(
             // A database fault is thrown from here: nothing was recorded (503).
             const outcome = await inline;
             if (outcome.kind === 'recorded') {
-              await options.scoreWritten?.(scorerId, address);
+              await options.scoresWritten?.(scorerId, [address]);
               if (outcome.eventAppended) options.eventAppended?.();
               return toScoreRecord(outcome.row);
             }

@@ -122,8 +122,8 @@ export function v2ScoreService(
     database: Database;
     scores: ScoresRepository;
     events: ScoreRecordsRepository;
-    /** Announces a written score row to every process; awaited before the response. */
-    scoreWritten?: (scorerId: number, address: string) => Promise<void>;
+    /** Announces written score rows to every process; awaited before the response. */
+    scoresWritten?: (scorerId: number, addresses: readonly string[]) => Promise<void>;
   },
   clock: () => number = Date.now,
 ) {
@@ -193,7 +193,7 @@ export function v2ScoreService(
         for (const [address, row] of rows) answers.set(address, answer(row, true));
         await withinTransaction(trx, answers);
       });
-      if (deps.scoreWritten) await Promise.all(toWrite.map((entry) => deps.scoreWritten!(scorerId, entry.address)));
+      await deps.scoresWritten?.(scorerId, toWrite.map((entry) => entry.address));
       return answers;
     },
 
@@ -233,7 +233,7 @@ export function v2ScoreService(
           const { row } = await writeTransaction(deps.database, (trx) =>
             deps.events.recordScoring(trx, scorerId, address, settled, now, { withinTransaction: options.withinTransaction }),
           );
-          await deps.scoreWritten?.(scorerId, address);
+          await deps.scoresWritten?.(scorerId, [address]);
           return answer(row, true);
         } catch (error) {
           // Another address took a nullifier between scoring and recording: score again, as a job would.

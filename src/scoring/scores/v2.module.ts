@@ -13,14 +13,14 @@ export function createV2Services(
   database: Database,
   scoring: PassportScoringDeps,
   clock: () => number = Date.now,
-  scoreWritten?: (scorerId: number, address: string) => Promise<void>,
+  scoresWritten?: (scorerId: number, addresses: readonly string[]) => Promise<void>,
   /** Hear every appended score event in its transaction (the webhook outbox). */
   sinks: readonly ScoreEventSink[] = [],
 ) {
   const events = scoreRecordsRepository(database, { sinks });
   return {
     events,
-    scores: v2ScoreService({ ...scoring, database, scores: scoresRepository(database.db), events, scoreWritten }, clock),
+    scores: v2ScoreService({ ...scoring, database, scores: scoresRepository(database.db), events, scoresWritten }, clock),
   };
 }
 

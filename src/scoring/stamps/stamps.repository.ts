@@ -5,11 +5,11 @@ import type { StampsTable } from '../../db/tables/index.js';
 
 export type NewStamp = Omit<StampsTable, 'id' | 'deleted_at' | 'revoked_at' | 'created_at' | 'updated_at'>;
 
-/** Longest nullifier list whose holds query is compiled once (one compiled query per length). */
-const COMPILED_HOLDS_MAX = 64;
-
 const HOLDS_OF_LIST_SQLITE =
   'select h.nullifier, h.address, h.expires_at from json_each(?) as j cross join nullifier_holds as h on h.scorer_id = ? and h.nullifier = j.value';
+const HOLDS_OF_LIST_POSTGRES =
+  'select h.nullifier, h.address, h.expires_at from unnest($2::text[]) as j(nullifier) cross join lateral ' +
+  '(select nullifier, address, expires_at from nullifier_holds where scorer_id = (select $1::integer) and nullifier = j.nullifier limit 1) as h';
 
 /** Stamps whose scoring fields a repository keeps in memory by default (a few hundred bytes each). */
 const SCORING_STAMPS_MAX = 100_000;
@@ -64,16 +64,6 @@ export function stampsRepository(database: Pick<Database, 'db' | 'dialect'>, opt
     scoringStamps.delete(address);
     rememberedWeight -= stamps.size + 1;
   }
-  const holdsQueries = new Map<number, ReturnType<typeof holdsQuery>>();
-  function holdsQuery(count: number) {
-    return compiledOnce((db: Db, scorerId: number, ...nullifiers: string[]) =>
-      db
-        .selectFrom('nullifier_holds')
-        .select(['nullifier', 'address', 'expires_at'])
-        .where('scorer_id', '=', scorerId)
-        .where('nullifier', 'in', nullifiers.slice(0, count)),
-    );
-  }
   const holdsOfAddress = compiledOnce((db: Db, scorerId: number, address: string) =>
     db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where('address', '=', address),
   );
@@ -83,14 +73,17 @@ export function stampsRepository(database: Pick<Database, 'db' | 'dialect'>, opt
   // so each nullifier is one lookup of (scorer_id, nullifier) whatever the statistics say.
   const holdsOfListSqlite = (scorerId: number, nullifiers: readonly string[]) =>
     CompiledQuery.raw(HOLDS_OF_LIST_SQLITE, [JSON.stringify(nullifiers), scorerId]) as CompiledQuery<{ nullifier: string; address: string; expires_at: number }>;
+  // PostgreSQL plans `scorer_id = $1 and nullifier = any(…)` from the statistics of that scorer:
+  // one created since the last ANALYZE (a new scorer's first batch, its first submissions) is
+  // estimated at no rows, and the plan walks every hold of the scorer in the covering address
+  // index, filtering, at each read: a cost that grows with the scorer's holds. Here each nullifier
+  // is one lookup (LATERAL … LIMIT 1, which the planner cannot turn into a hash join), and the
+  // scorer, hidden in a sub-select, is planned as an average one: the primary key, whose two
+  // columns both bound the lookup, is then always the cheaper index.
+  const holdsOfListPostgres = (scorerId: number, nullifiers: readonly string[]) =>
+    CompiledQuery.raw(HOLDS_OF_LIST_POSTGRES, [scorerId, [...nullifiers]]) as CompiledQuery<{ nullifier: string; address: string; expires_at: number }>;
   async function holdsByNullifier(scorerId: number, nullifiers: readonly string[]) {
-    if (dialect === 'sqlite') return (await db.executeQuery(holdsOfListSqlite(scorerId, nullifiers))).rows;
-    if (nullifiers.length <= COMPILED_HOLDS_MAX) {
-      let query = holdsQueries.get(nullifiers.length);
-      if (!query) holdsQueries.set(nullifiers.length, (query = holdsQuery(nullifiers.length)));
-      return (await query(db, scorerId, ...nullifiers)).rows;
-    }
-    return db.selectFrom('nullifier_holds').select(['nullifier', 'address', 'expires_at']).where('scorer_id', '=', scorerId).where(isOneOf(dialect, 'nullifier', nullifiers)).execute();
+    return (await db.executeQuery(dialect === 'sqlite' ? holdsOfListSqlite(scorerId, nullifiers) : holdsOfListPostgres(scorerId, nullifiers))).rows;
   }
   function scoringStampOf(row: { id: number; provider: string; issuer: string; nullifiers: string; issuance_date: number; expiration_date: number }): ScoringStamp {
     return Object.freeze({
