@@ -154,6 +154,7 @@ describe('a bus whose publishes wait for the processes answering from memory', (
     const addresses = ['0x01', '0x02', '0x03'];
     const published = track(a.bus.publishAll('scoreChanged', addresses.map((address) => ({ scorerId: 7, address }))));
     expect(a.heard).toEqual(['7:0x01', '7:0x02', '7:0x03']);
+    await until('the messages reaching B', () => b.subscriber.queue.some((message) => message.includes('"7:0x03"')));
     // Every message but the last is heard: the publish still waits for B's ack of the last.
     b.subscriber.releaseBefore((message) => message.key === '7:0x03');
     await sleep(timings.pingMs * 3);
