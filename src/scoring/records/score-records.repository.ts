@@ -97,7 +97,7 @@ export function scoreRecordsRepository(database: Database, options: ScoreRecords
     db
       .selectFrom('score_events')
       .selectAll()
-      .where('scorer_id', '=', scorerId)
+      .where('scorer_id', '=', scorerIdForPlanner(dialect, scorerId))
       .where('address', '=', address)
       .where('type', '=', 'score.updated')
       .orderBy('id', 'desc')
@@ -107,7 +107,7 @@ export function scoreRecordsRepository(database: Database, options: ScoreRecords
     db
       .selectFrom('score_events')
       .selectAll()
-      .where('scorer_id', '=', scorerId)
+      .where('scorer_id', '=', scorerIdForPlanner(dialect, scorerId))
       .where('address', '=', address)
       .where('type', '=', 'score.updated')
       .where('created_at', '<=', at)

@@ -136,4 +136,17 @@ describe.each(databaseKinds)('query plans of the hot reads and the integrator wa
       }
     }
   });
+
+  it.each([
+    ['single score read', (i: number) => `/registry/score/{scorer}/${scaleAddress(i)}`],
+    ['v2 score', (i: number) => `/v2/stamps/{scorer}/score/${scaleAddress(i)}`],
+    ['history at a date', (i: number) => `/v2/stamps/{scorer}/score/${scaleAddress(i)}/history?created_at=${encodeURIComponent(new Date().toISOString())}`],
+  ])('answers a %s of a scorer created since the last ANALYZE with index lookups of the address', async (_name, path) => {
+    const fresh = await t.ctx.accounts.createScorer(accountId, { name: `after analyze ${_name}` });
+    // The scorer's first scorings, so that its reads find rows.
+    await t.ctx.v2.scores.scoreChunk(fresh.id, accountId, [scaleAddress(11), scaleAddress(12)], async () => {});
+    const reads = await readsOf(path(11).replace('{scorer}', String(fresh.id)));
+    expectIndexLookups(reads);
+    if (kind === 'postgres') for (const { sql: text, plan: p } of reads) expect(p, text).not.toMatch(/Filter: .*\(?address\)? = /);
+  });
 });
