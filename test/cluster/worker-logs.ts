@@ -46,7 +46,16 @@ export function runsOf(proc: StampgateProcess, endOfUnfinished: number): { runs:
       open.set(key, [...(open.get(key) ?? []), run]);
       runs.push(run);
     } else {
-      const run = open.get(key)?.shift();
+      // A worker may have two runs of a job open in its log: the first's completion committed, and
+      // the job was queued and claimed again, while the first still waited for its notice to be
+      // heard before logging `settled`. So the two settled lines can come in either order; each
+      // belongs to the latest run that had started by its completion (a run whose completion
+      // began before the next run's claim; claims that do overlap still pair into overlapping runs).
+      const runsOfKey = open.get(key) ?? [];
+      const endsAt = line.completingAt ?? line.at;
+      let index = -1;
+      for (let i = 0; i < runsOfKey.length; i++) if (runsOfKey[i]!.start <= endsAt && (index < 0 || runsOfKey[i]!.start >= runsOfKey[index]!.start)) index = i;
+      const run = runsOfKey.splice(index < 0 ? 0 : index, 1)[0];
       if (!run) throw new Error(`${proc.label}: settled line without a started line: ${JSON.stringify(line)}`);
       // A run holds its job until its completion commits, which is logged just after; a clock
       // reading taken before the completion, where logged, is a bound that cannot overstate it.
